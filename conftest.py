@@ -1,0 +1,7 @@
+"""Root conftest: loads the harness's plugins for `pytest` (suites) and `pytest tests` alike."""
+
+pytest_plugins = [
+    "fixtures.plugin_devices",
+    "fixtures.plugin_determinism",
+    "fixtures.plugin_known_bugs",
+]
