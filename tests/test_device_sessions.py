@@ -1,0 +1,159 @@
+"""The device options end to end, in small pytest sessions with simulated GPU counts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conftest import REPO
+
+DEVICE_TEST = """
+def test_body(device):
+    assert isinstance(device, str)
+"""
+
+
+@pytest.fixture
+def gpus(monkeypatch: pytest.MonkeyPatch):
+    """Simulate `n` visible CUDA devices for in-process sessions."""
+
+    def simulate(count: int) -> None:
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+
+    return simulate
+
+
+def test_default_collects_cpu_and_two_cuda_slots_and_skips_missing_with_reasons(harness, gpus) -> None:
+    gpus(1)
+    harness.makepyfile(DEVICE_TEST)
+    result = harness.runpytest("-rs", "-v")
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*test_body?cpu? PASSED*", "*test_body?cuda:0? PASSED*", "*cuda:1 requested, 1 CUDA device visible*"])
+
+
+def test_cuda_expands_to_every_visible_device(harness, gpus) -> None:
+    gpus(3)
+    harness.makepyfile(DEVICE_TEST)
+    result = harness.runpytest("--device", "cuda", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_body?cuda:0?", "*test_body?cuda:1?", "*test_body?cuda:2?"])
+    assert "cpu" not in result.stdout.str()
+
+
+def test_environment_variable_selects_devices(harness, gpus, monkeypatch) -> None:
+    gpus(0)
+    monkeypatch.setenv("HARNESS_DEVICE", "cpu")
+    harness.makepyfile(DEVICE_TEST)
+    harness.runpytest().assert_outcomes(passed=1)
+
+
+def test_malformed_device_is_a_one_line_usage_error(harness) -> None:
+    harness.makepyfile(DEVICE_TEST)
+    result = harness.runpytest_subprocess("--device", "gpu7")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert errors == ["ERROR: --device: 'gpu7' is not a device; use cpu, cuda, cuda:N or all, comma-separated (e.g. --device cpu,cuda:1)"]
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize(("option", "value"), [("--threads", "1,zero"), ("--threads", "0"), ("--race-budget", "x")])
+def test_other_malformed_options_are_usage_errors(harness, option: str, value: str) -> None:
+    harness.makepyfile(DEVICE_TEST)
+    result = harness.runpytest(option, value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {option}*"])
+
+
+def test_require_gpu_fails_a_session_without_gpus(harness, gpus) -> None:
+    gpus(0)
+    harness.makepyfile(DEVICE_TEST)
+    result = harness.runpytest("--require-gpu")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "--require-gpu: no CUDA device is visible" in result.stdout.str() + result.stderr.str()
+
+
+def test_require_gpu_passes_with_a_gpu(harness, gpus) -> None:
+    gpus(2)
+    harness.makepyfile(DEVICE_TEST)
+    harness.runpytest("--require-gpu").assert_outcomes(passed=3)
+
+
+def test_min_cuda_devices_marker_skips_with_a_reason(harness, gpus) -> None:
+    gpus(1)
+    harness.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.min_cuda_devices(2)
+        def test_two_gpus():
+            pass
+        """
+    )
+    result = harness.runpytest("-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*needs 2 CUDA devices, 1 CUDA device visible*"])
+
+
+def test_second_gpu_parametrizations_select_with_the_multi_gpu_marker(harness, gpus) -> None:
+    gpus(0)
+    harness.makepyfile(DEVICE_TEST)
+    result = harness.runpytest("-m", "min_cuda_devices", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*test_body?cuda:1?", "*1/3 tests collected (2 deselected)*"])
+
+
+def test_threads_parametrization(harness) -> None:
+    harness.makepyfile("def test_t(threads):\n    assert threads in (1, 3)\n")
+    result = harness.runpytest("--threads", "1,3", "-v")
+    result.stdout.fnmatch_lines(["*test_t?threads1? PASSED*", "*test_t?threads3? PASSED*"])
+
+
+def test_xdist_workers_pin_to_the_callers_restricted_gpus(harness, tmp_path: Path, monkeypatch) -> None:
+    # No GPU here: the wiring is checked through the environment each worker ends up with.
+    harness.makepyfile(
+        f"""
+        import os, pathlib
+        import pytest
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_record(n, worker_id):
+            pathlib.Path({str(tmp_path)!r}, worker_id).write_text(os.environ.get("CUDA_VISIBLE_DEVICES", "<unset>"))
+        """
+    )
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    result = harness.runpytest_subprocess("-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    assert {p.name: p.read_text() for p in tmp_path.iterdir() if p.name.startswith("gw")} == {"gw0": "2", "gw1": "3"}
+
+
+TRIPWIRE = """
+import pathlib
+import torch
+
+def _tripwire(*args, **kwargs):
+    pathlib.Path({flag!r}).write_text("CUDA initialised")
+    raise RuntimeError("CUDA initialisation during collection")
+
+torch.cuda._lazy_init = _tripwire
+torch.cuda.init = _tripwire
+
+def pytest_collection_finish(session):
+    if torch.cuda.is_initialized():
+        pathlib.Path({flag!r}).write_text("CUDA initialised")
+"""
+
+
+def test_collecting_every_suite_never_initialises_cuda(tmp_path: Path) -> None:
+    flag = tmp_path / "cuda-initialised"
+    (tmp_path / "cuda_tripwire.py").write_text(TRIPWIRE.format(flag=str(flag)))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "cuda_tripwire", "--collect-only", "-q", "-p", "no:cacheprovider", "suites"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert not flag.exists()
+    assert "tests collected" in run.stdout

@@ -1,0 +1,89 @@
+"""--device parsing, skip reasons and xdist pinning arithmetic (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.devices import (
+    DeviceSpecError,
+    caller_visible_cuda_devices,
+    cuda_slot_count,
+    device_skip_reason,
+    min_cuda_devices_skip_reason,
+    parse_device_spec,
+    pinned_cuda_device,
+    xdist_worker_index,
+)
+
+
+@pytest.mark.parametrize(
+    ("spec", "slots", "expected"),
+    [
+        ("cpu", 2, ["cpu"]),
+        ("all", 2, ["cpu", "cuda:0", "cuda:1"]),
+        ("all", 4, ["cpu", "cuda:0", "cuda:1", "cuda:2", "cuda:3"]),
+        ("cuda", 2, ["cuda:0", "cuda:1"]),
+        ("cuda:1", 2, ["cuda:1"]),
+        ("cuda:3", 2, ["cuda:3"]),
+        (" CPU , cuda:01 ", 2, ["cpu", "cuda:1"]),
+        ("cpu,cuda,cuda:0,cpu", 2, ["cpu", "cuda:0", "cuda:1"]),
+    ],
+)
+def test_parse_device_spec(spec: str, slots: int, expected: list[str]) -> None:
+    assert parse_device_spec(spec, slots) == expected
+
+
+@pytest.mark.parametrize("spec", ["gpu7", "cuda:", "cuda:-1", "cuda:x", "mps", "", " , ", "cpu;cuda"])
+def test_malformed_device_spec_is_an_error_naming_the_token(spec: str) -> None:
+    with pytest.raises(DeviceSpecError, match="--device"):
+        parse_device_spec(spec, 2)
+
+
+def test_cuda_slots_never_hide_the_second_gpu() -> None:
+    assert [cuda_slot_count(n) for n in (0, 1, 2, 3, 8)] == [2, 2, 2, 3, 8]
+
+
+@pytest.mark.parametrize(
+    ("device_name", "visible", "reason"),
+    [
+        ("cpu", 0, None),
+        ("cuda:0", 1, None),
+        ("cuda:0", 0, "cuda:0 requested, 0 CUDA devices visible"),
+        ("cuda:1", 1, "cuda:1 requested, 1 CUDA device visible"),
+        ("cuda:1", 2, None),
+    ],
+)
+def test_device_skip_reason(device_name: str, visible: int, reason: str | None) -> None:
+    assert device_skip_reason(device_name, visible) == reason
+
+
+def test_min_cuda_devices_skip_reason() -> None:
+    assert min_cuda_devices_skip_reason(2, 1) == "needs 2 CUDA devices, 1 CUDA device visible"
+    assert min_cuda_devices_skip_reason(2, 2) is None
+
+
+@pytest.mark.parametrize(
+    ("env", "count", "expected"),
+    [
+        (None, 0, []),
+        (None, 3, ["0", "1", "2"]),
+        ("", 4, []),
+        ("2,3", 2, ["2", "3"]),
+        ("GPU-8f1c,GPU-77aa", 2, ["GPU-8f1c", "GPU-77aa"]),
+        (" 5 , 1 ,", 2, ["5", "1"]),
+    ],
+)
+def test_caller_visible_cuda_devices(env: str | None, count: int, expected: list[str]) -> None:
+    assert caller_visible_cuda_devices(env, count) == expected
+
+
+def test_workers_pin_round_robin_over_the_callers_restricted_list() -> None:
+    # The user restricted the job to physical GPUs 2 and 3: workers must stay inside that list.
+    visible = caller_visible_cuda_devices("2,3", 2)
+    pins = [pinned_cuda_device(visible, xdist_worker_index(f"gw{i}")) for i in range(5)]
+    assert pins == ["2", "3", "2", "3", "2"]
+
+
+def test_no_gpu_no_pin() -> None:
+    assert pinned_cuda_device([], 0) is None
+    assert xdist_worker_index("master") is None

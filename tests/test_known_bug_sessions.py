@@ -1,0 +1,176 @@
+"""The known_bug marker end to end: pytest outcomes agree with the verdicts, and bad input is a
+one-line error. The registry here ties fake bugs to the installed pytest, so "affected" is known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ENTRY = """
+[{bug_id}]
+title = "a fake bug of pytest"
+package = "pytest"
+affected = "{affected}"
+first_fixed = "999"
+issue = "https://example.invalid/issues/1"
+fix = "https://example.invalid/pull/2"
+kind = "{kind}"
+symptom_device = "cuda"
+"""
+
+# The installed pytest is inside ">=1" and outside "<1".
+REGISTRY = "".join(
+    ENTRY.format(bug_id=bug_id, affected=affected, kind=kind)
+    for bug_id, affected, kind in [
+        ("affected-det", ">=1", "deterministic"),
+        ("fixed-det", "<1", "deterministic"),
+        ("affected-race", ">=1", "race"),
+    ]
+)
+
+TESTS = """
+import pytest
+from fixtures.outcomes import BugObserved, Inconclusive
+
+SEEN = {seen}
+
+@pytest.mark.known_bug("{bug_id}", evidence="proxy")
+def test_proxy():
+    if SEEN:
+        raise BugObserved("the root cause is there")
+
+@pytest.mark.known_bug("{bug_id}")
+def test_direct_on_cpu_is_a_control(device):
+    pass
+"""
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    path = tmp_path / "bugs.toml"
+    path.write_text(REGISTRY)
+    return path
+
+
+def run(harness, registry: Path, bug_id: str, seen: bool, *args: str):
+    harness.makepyfile(TESTS.format(bug_id=bug_id, seen=seen))
+    return harness.runpytest(f"--bug-registry={registry}", "--device", "cpu", "-rxXs", *args)
+
+
+def test_observed_on_an_affected_release_is_an_expected_reproduction(harness, registry) -> None:
+    result = run(harness, registry, "affected-det", True)
+    result.assert_outcomes(passed=1, xfailed=1)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*affected-det reproduced as known on pytest * (proxy): the root cause is there*"])
+    result.stdout.fnmatch_lines(["affected-det*reproduced*proxy*pytest*"])
+
+
+def test_observed_on_a_fixed_release_is_a_regression_that_fails_the_run(harness, registry) -> None:
+    result = run(harness, registry, "fixed-det", True)
+    result.assert_outcomes(passed=1, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["*REGRESSED fixed-det: a fake bug of pytest. Observed on pytest *, outside the affected range <1*fixed in 999*"]
+    )
+    result.stdout.fnmatch_lines(["fixed-det*regressed*proxy*"])
+
+
+def test_not_observed_on_a_fixed_release_is_fixed(harness, registry) -> None:
+    result = run(harness, registry, "fixed-det", False)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["fixed-det*fixed*proxy*"])
+
+
+def test_deterministic_bug_missing_from_an_affected_release_means_a_stale_registry(harness, registry) -> None:
+    result = run(harness, registry, "affected-det", False)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*NOT REPRODUCED affected-det: not observed on pytest *update [[]affected-det[]]*bugs.toml*"])
+
+
+def test_race_that_did_not_trigger_is_reported_without_failing(harness, registry) -> None:
+    result = run(harness, registry, "affected-race", False)
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["affected-race*not-reproduced*proxy*"])
+
+
+def test_inconclusive_is_neither_pass_nor_failure(harness, registry) -> None:
+    harness.makepyfile(
+        """
+        import pytest
+        from fixtures.outcomes import Inconclusive
+
+        @pytest.mark.known_bug("fixed-det", evidence="proxy")
+        def test_meta():
+            raise Inconclusive("meta tensors have no data (.item())")
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["fixed-det*inconclusive*proxy*", "SKIPPED*inconclusive: meta tensors have no data*"])
+
+
+def test_a_plain_error_is_never_evidence(harness, registry) -> None:
+    harness.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.known_bug("affected-det", evidence="proxy")
+        def test_broken():
+            raise TypeError("a bug in the test, not the library")
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["affected-det*skipped*no test for this bug ran*"])
+
+
+def test_bug_option_selects_that_bugs_tests(harness, registry) -> None:
+    harness.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.known_bug("fixed-det", evidence="proxy")
+        def test_a():
+            pass
+
+        @pytest.mark.known_bug("affected-race", evidence="proxy")
+        def test_b():
+            pass
+
+        def test_untied():
+            pass
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}", "--bug", "fixed-det", "-v")
+    result.assert_outcomes(passed=1, deselected=2)
+    result.stdout.fnmatch_lines(["*test_a PASSED*"])
+
+
+def test_unknown_bug_option_is_a_one_line_usage_error(harness, registry) -> None:
+    harness.makepyfile("def test_x():\n    pass\n")
+    result = harness.runpytest(f"--bug-registry={registry}", "--bug", "nope-1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --bug: unknown bug id(s) nope-1; known: affected-det, fixed-det, affected-race"])
+
+
+def test_unknown_marker_id_is_a_collection_error_naming_test_and_registry(harness, registry) -> None:
+    harness.makepyfile('import pytest\n\n@pytest.mark.known_bug("nope-2")\ndef test_x():\n    pass\n')
+    result = harness.runpytest(f"--bug-registry={registry}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: *::test_x: known_bug('nope-2') is not in {registry}*"])
+
+
+def test_broken_registry_stops_the_run_with_its_path(harness, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text(REGISTRY.replace('kind = "race"', 'kind = "sometimes"'))
+    harness.makepyfile("def test_x():\n    pass\n")
+    result = harness.runpytest(f"--bug-registry={broken}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {broken}: [[]affected-race[]]: kind = 'sometimes'*"])
+
+
+def test_list_bugs_prints_what_each_outcome_would_mean(harness, registry) -> None:
+    result = harness.runpytest(f"--bug-registry={registry}", "--list-bugs")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["affected-det*pytest*>=1*reproduced*not-reproduced*", "fixed-det*pytest*<1*regressed*fixed*"])
