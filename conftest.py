@@ -4,4 +4,6 @@ pytest_plugins = [
     "fixtures.plugin_devices",
     "fixtures.plugin_determinism",
     "fixtures.plugin_known_bugs",
+    "reports.plugin_results",
+    "fixtures.plugin_evidence",
 ]

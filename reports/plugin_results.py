@@ -1,0 +1,104 @@
+"""pytest plugin: where a run's reports go, and writing results.json.
+
+A run of the suites writes report.html (pytest-html, self-contained), junit.xml and
+results.json under reports/out/ unless told otherwise; a run of the self-tests writes nothing
+unless asked (--report-dir). Records are built from test reports on the controller, so a
+pytest-xdist run loses and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+
+import pytest
+
+from fixtures.plugin_known_bugs import VERDICTS, bug_status, registry_of
+from reports.environment import environment_facts
+from reports.results import merge_test_record, results_document, verdict_record
+
+DEFAULT_REPORT_DIR = "reports/out"
+ENVIRONMENT = pytest.StashKey[dict]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness reports")
+    group.addoption(
+        "--report-dir",
+        default=None,
+        metavar="DIR",
+        help=f"write report.html, junit.xml and results.json here (default for runs of suites/: {DEFAULT_REPORT_DIR})",
+    )
+    group.addoption("--no-reports", action="store_true", help="write no report files")
+
+
+def runs_the_suites(config: pytest.Config) -> bool:
+    """True for a run of suites/ (no arguments, or only paths inside it)."""
+    suites = config.rootpath / "suites"
+    paths = [Path(arg.split("::")[0]) for arg in config.args]
+    return all((config.invocation_params.dir / path).resolve().is_relative_to(suites) for path in paths)
+
+
+def report_dir(config: pytest.Config) -> Path | None:
+    if config.getoption("no_reports"):
+        return None
+    chosen = config.getoption("report_dir")
+    if chosen:
+        return Path(chosen)
+    return config.rootpath / DEFAULT_REPORT_DIR if runs_the_suites(config) else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    directory = report_dir(config)
+    if directory is None or hasattr(config, "workerinput"):
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    # Before pytest-html's and junitxml's own pytest_configure read these options.
+    if not config.option.htmlpath:
+        config.option.htmlpath = str(directory / "report.html")
+        config.option.self_contained_html = True
+    if not config.option.xmlpath:
+        config.option.xmlpath = str(directory / "junit.xml")
+    config.pluginmanager.register(ResultsWriter(config, directory / "results.json"), "harness-results")
+
+
+class ResultsWriter:
+    def __init__(self, config: pytest.Config, path: Path) -> None:
+        self.config = config
+        self.path = path
+        self.started = _now()
+        self.tests: dict[str, dict] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.tests[report.nodeid] = merge_test_record(self.tests.get(report.nodeid), report)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        config = self.config
+        environment = config.stash.setdefault(ENVIRONMENT, environment_facts())
+        registry = registry_of(config)
+        verdicts = [
+            verdict_record(registry[v.bug_id], bug_status(config, registry[v.bug_id]), v) for v in config.stash[VERDICTS]
+        ]
+        sections: dict = {}
+        for contribution in config.hook.pytest_harness_results(config=config):
+            sections.update(contribution or {})
+        document = results_document(
+            started=self.started,
+            finished=_now(),
+            exit_status=int(exitstatus),
+            environment=environment,
+            verdicts=verdicts,
+            tests=list(self.tests.values()),
+            sections=sections,
+        )
+        self.path.write_text(json.dumps(document, indent=1, default=str), encoding="utf-8")
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        terminalreporter.write_sep("-", f"results: {self.path}")
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
