@@ -18,7 +18,8 @@ _PRECEDENCE = ("passed", "xpassed", "skipped", "xfailed", "failed", "error")
 def phase_outcome(report: pytest.TestReport) -> str:
     """One phase's outcome in junit's words: passed, failed, error, skipped, xfailed, xpassed."""
     xfail = hasattr(report, "wasxfail")
-    if report.when != "call":
+    # xdist reports a crashed worker's test with when="???": a failure of the test itself.
+    if report.when in ("setup", "teardown"):
         if report.failed:
             return "error"
         return "skipped" if report.skipped else "passed"

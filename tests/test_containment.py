@@ -1,0 +1,125 @@
+"""Crashes, hangs and poisoned CUDA contexts do not lose the run or blame the wrong test."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+CRASH_AND_HANG = """
+import ctypes, sys, time, pytest
+
+@pytest.mark.isolated
+def test_segfault():
+    print("printed before the crash", file=sys.stderr, flush=True)
+    ctypes.string_at(0)
+
+@pytest.mark.isolated(timeout=3)
+def test_hang():
+    print("printed before the hang", file=sys.stderr, flush=True)
+    time.sleep(120)
+
+def test_still_runs():
+    pass
+"""
+
+
+def test_fault_segfault_and_hang_in_isolated_tests_are_attributed_and_the_run_completes(harness, tmp_path) -> None:
+    harness.makepyfile(CRASH_AND_HANG)
+    result = harness.runpytest_subprocess(f"--report-dir={tmp_path}", "-rA")
+    result.assert_outcomes(passed=1, failed=2)
+    output = result.stdout.str()
+    assert "signal 11" in output and "printed before the crash" in output
+    assert "timed out after 3 seconds" in output
+    tests = {t["nodeid"].split("::")[-1]: t for t in json.loads((tmp_path / "results.json").read_text())["tests"]}
+    assert {name: t["outcome"] for name, t in tests.items()} == {
+        "test_segfault": "failed",
+        "test_hang": "failed",
+        "test_still_runs": "passed",
+    }
+    assert (tmp_path / "report.html").exists()
+
+
+CRASH_UNDER_XDIST = """
+import ctypes, time, pytest
+
+def test_segfault():
+    ctypes.string_at(0)
+
+@pytest.mark.timeout(2)
+def test_hang():
+    time.sleep(120)
+
+@pytest.mark.parametrize("n", range(4))
+def test_others(n):
+    pass
+"""
+
+
+def test_fault_segfault_and_hang_under_xdist_restart_the_worker_and_keep_the_report(harness, tmp_path) -> None:
+    # pytest-timeout's thread method, as pyproject.toml sets it, ends the hung worker process;
+    # xdist then blames the running test and starts a fresh worker.
+    harness.makepyfile(CRASH_UNDER_XDIST)
+    result = harness.runpytest_subprocess("-n", "2", f"--report-dir={tmp_path}", "-o", "timeout_method=thread")
+    result.assert_outcomes(passed=4, failed=2)
+    result.stdout.fnmatch_lines(["*worker 'gw*' crashed while running*test_segfault*"])
+    result.stdout.fnmatch_lines(["*worker 'gw*' crashed while running*test_hang*"])
+    tests = {t["nodeid"].split("::")[-1]: t["outcome"] for t in json.loads((tmp_path / "results.json").read_text())["tests"]}
+    assert (tests["test_segfault"], tests["test_hang"]) == ("failed", "failed")
+
+
+STICKY = """
+import pytest
+
+def test_poisons(device):
+    if device == "cuda:0":
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+def test_later(device):
+    pass
+"""
+
+
+def test_fault_sticky_cuda_error_stops_later_gpu_tests_in_the_process(harness, monkeypatch) -> None:
+    # Simulated: one visible GPU, and a test body that raises torch's text for a sticky error.
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    harness.makepyfile(STICKY)
+    result = harness.runpytest("--device", "cpu,cuda:0", "-rs")
+    result.assert_outcomes(passed=2, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*CUDA context unusable in this process since *test_poisons?cuda:0? hit a sticky error (an illegal memory access was encountered)*"]
+    )
+
+
+STATE_CHANGER = """
+import random
+import numpy as np
+import torch
+
+def test_a_changes_everything():
+    random.seed(1); np.random.seed(1); torch.manual_seed(1)
+    torch.set_default_dtype(torch.float64)
+    torch.set_default_device("meta")
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cuda.matmul.allow_tf32 = not torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = not torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.benchmark = not torch.backends.cudnn.benchmark
+    torch.backends.cudnn.deterministic = not torch.backends.cudnn.deterministic
+"""
+
+
+def test_tests_leave_no_global_state_behind(harness) -> None:
+    from fixtures.torch_state import current_flags
+
+    import random
+
+    import numpy as np
+
+    before = current_flags(), random.getstate(), np.random.get_state()[1].tolist(), torch.get_rng_state()
+    harness.makepyfile(STATE_CHANGER)
+    harness.runpytest().assert_outcomes(passed=1)
+    after = current_flags(), random.getstate(), np.random.get_state()[1].tolist(), torch.get_rng_state()
+    assert after[:3] == before[:3]
+    assert torch.equal(after[3], before[3])
