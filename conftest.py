@@ -5,5 +5,7 @@ pytest_plugins = [
     "fixtures.plugin_determinism",
     "fixtures.plugin_known_bugs",
     "reports.plugin_results",
+    "reports.plugin_html",
     "fixtures.plugin_evidence",
+    "fixtures.plugin_sweeps",
 ]

@@ -1,0 +1,143 @@
+"""The oracle: does this JPEG decode, with an independent decoder and with torchvision's, to the
+image that was encoded?
+
+Decoding errors (not a JPEG, truncated, corrupt) and a mean absolute difference over the
+threshold are findings (BugObserved), never crashes. Every message names device, size,
+iteration, thread and the difference, so a failure in a threaded stress run can be replayed.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from PIL import Image, ImageFile
+from torchvision.io import decode_jpeg
+
+from fixtures.outcomes import BugObserved
+
+# Mean absolute difference in 0-255 units (upstream's "x255" on [0, 1] images). Upstream used
+# 5.0 at quality 100. Correct encodes measured here (torchvision 0.29.1, CPU, q=100, sizes
+# 64-2048): gradients <= 0.45, textured images <= 0.52, so 5.0 leaves 10x headroom for a
+# different libjpeg/nvJPEG rounding. The bug's noise frames and stale frames (two frames of
+# one size differ by ~17-30 here) land far above it.
+MAX_MEAN_ABS_DIFF = 5.0
+QUALITY = 100  # the upstream reproducer's quality: any visible loss is then a defect
+DIFFERENCE_GAIN = 8  # difference maps are amplified so a few levels of error are visible
+
+ImageSink = Callable[[str, torch.Tensor], None]
+# warnings.catch_warnings swaps process-wide filters (not thread-safe before Python 3.14):
+# threads checking frames at once take turns, or one could restore another's "error" filter.
+_WARNINGS_AS_ERRORS = threading.Lock()
+# torchvision 0.29 deprecates its codecs in favour of TorchCodec and says so on every call; other
+# threads encode while Pillow's "error" filter is in force, so that notice stays ignored.
+TORCHVISION_IO_DEPRECATION = "The image decoding and encoding capabilities of TorchVision"
+
+
+@dataclass(frozen=True)
+class Where:
+    """Which frame: enough to find it again in a stress run."""
+
+    device: str
+    height: int
+    width: int
+    iteration: int
+    thread: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.device} {self.height}x{self.width} iteration {self.iteration} thread {self.thread}"
+
+
+class CorruptJpeg(Exception):
+    """A decoder rejected the bytes (not a JPEG, truncated, corrupt)."""
+
+
+def decode_with_pillow(data: bytes) -> torch.Tensor:
+    """Decode with Pillow, treating truncated data and any decoder warning as an error."""
+    try:
+        with _WARNINGS_AS_ERRORS, warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.filterwarnings("ignore", TORCHVISION_IO_DEPRECATION, DeprecationWarning)
+            ImageFile.LOAD_TRUNCATED_IMAGES = False  # the default; a test must not inherit a looser one
+            with Image.open(io.BytesIO(data)) as picture:
+                if picture.format != "JPEG":
+                    raise CorruptJpeg(f"Pillow reads these bytes as {picture.format}, not JPEG")
+                pixels = np.asarray(picture.convert("RGB"))
+    except (OSError, SyntaxError, ValueError, Warning) as error:  # UnidentifiedImageError is an OSError
+        raise CorruptJpeg(f"Pillow: {type(error).__name__}: {error}") from error
+    return torch.from_numpy(pixels.copy()).permute(2, 0, 1)
+
+
+def decode_with_torchvision(data: torch.Tensor, device: str = "cpu") -> torch.Tensor:
+    """Decode with torchvision.io.decode_jpeg (nvJPEG where `device` is CUDA), as RGB."""
+    try:
+        return decode_jpeg(data.cpu(), device=device)
+    except RuntimeError as error:
+        raise CorruptJpeg(f"torchvision decode_jpeg(device={device!r}): {error}") from error
+
+
+def mean_abs_diff_255(source: torch.Tensor, decoded: torch.Tensor) -> float:
+    return (source.cpu().float() - decoded.cpu().float()).abs().mean().item()
+
+
+def difference_map(source: torch.Tensor, decoded: torch.Tensor) -> torch.Tensor:
+    """|source - decoded| per pixel, amplified, as a viewable uint8 image."""
+    difference = (source.cpu().int() - decoded.cpu().int()).abs() * DIFFERENCE_GAIN
+    return difference.clamp(0, 255).to(torch.uint8)
+
+
+def check_decoded(
+    source: torch.Tensor, decoded: torch.Tensor, where: Where, decoder: str, attach: ImageSink | None = None
+) -> float:
+    """The mean absolute difference of `decoded` against `source`; BugObserved over the threshold
+    or on a shape mismatch (a frame of another size is a wrong frame, too)."""
+    if decoded.shape != source.shape:
+        _attach(attach, where, source=source)
+        raise BugObserved(
+            f"{where}: {decoder} decoded shape {tuple(decoded.shape)}, expected {tuple(source.shape)}"
+        )
+    difference = mean_abs_diff_255(source, decoded)
+    if difference > MAX_MEAN_ABS_DIFF:
+        _attach(attach, where, source=source, decoded=decoded, difference=difference_map(source, decoded))
+        raise BugObserved(
+            f"{where}: {decoder} mean |difference| x255 = {difference:.2f} > {MAX_MEAN_ABS_DIFF} "
+            f"(noise or a wrong frame)"
+        )
+    return difference
+
+
+def check_jpeg(source: torch.Tensor, data: torch.Tensor, where: Where, attach: ImageSink | None = None) -> float:
+    """Decode encoded `data` with Pillow and with torchvision on CPU and compare both to
+    `source`; the worse difference. Raises BugObserved on a decoding error or a difference."""
+    data = data.cpu()
+    try:
+        decoded = {
+            "Pillow": decode_with_pillow(data.numpy().tobytes()),
+            "torchvision (cpu)": decode_with_torchvision(data),
+        }
+    except CorruptJpeg as error:
+        _attach(attach, where, source=source)
+        raise BugObserved(f"{where}: corrupt JPEG ({data.numel()} bytes): {error}") from error
+    return max(check_decoded(source, image, where, decoder, attach) for decoder, image in decoded.items())
+
+
+def check_untouched(sums: list[int], numel: int, where: Where) -> None:
+    """Tensor i (1-based) was filled with i before being freed; its queued sum must be i * numel.
+    BugObserved otherwise: something (the decoder) wrote into it before the sum ran."""
+    for fill, total in enumerate(sums, start=1):
+        if total != fill * numel:
+            raise BugObserved(
+                f"{where}: a tensor freed before decode_jpeg summed to {total}, expected {fill * numel}: "
+                f"the decoder wrote into memory the caller's stream was still reading"
+            )
+
+
+def _attach(attach: ImageSink | None, where: Where, **images: torch.Tensor) -> None:
+    if attach is not None:
+        for name, image in images.items():
+            attach(f"{name} ({where})", image)

@@ -1,0 +1,32 @@
+"""Consecutive encodes of frames of random sizes: upstream 8587's "every frame after the first
+is noise". Each frame is built on the device and encoded at once, with no synchronize between."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torchvision.io import encode_jpeg
+
+from .images import IMAGE_MAKERS, SIZE_RANGE, LAYOUTS, random_size, with_layout
+from .marks import SUITE_MARKS
+from .oracle import QUALITY, Where, check_jpeg
+
+pytestmark = SUITE_MARKS
+
+CONTENT_ORDER = ("gradient", "textured")  # alternated, so a stale frame is never of the same kind
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_consecutive_encodes_decode_to_their_source(device, layout, race_budget, frame_rng, attach_image, record_property):
+    device = torch.device(device)
+    iterations = 0
+    try:
+        for iteration in race_budget.iterations():
+            height, width = random_size(frame_rng, *SIZE_RANGE[device.type])
+            make = IMAGE_MAKERS[CONTENT_ORDER[iteration % len(CONTENT_ORDER)]]
+            source = with_layout(make(height, width, frame_rng, device), layout)
+            encoded = encode_jpeg(source, quality=QUALITY)
+            check_jpeg(source, encoded, Where(str(device), height, width, iteration), attach_image)
+            iterations += 1
+    finally:
+        record_property("iterations", iterations)

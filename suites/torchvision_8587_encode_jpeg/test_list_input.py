@@ -1,0 +1,37 @@
+"""encode_jpeg([...]): the batched path (one nvJPEG call for many frames on a GPU), frames of
+different sizes, contents and memory layouts in one list."""
+
+from __future__ import annotations
+
+import torch
+from torchvision.io import encode_jpeg
+
+from .images import IMAGE_MAKERS, SIZE_RANGE, LAYOUTS, random_size, with_layout
+from .marks import SUITE_MARKS
+from .oracle import QUALITY, Where, check_jpeg
+
+pytestmark = SUITE_MARKS
+
+BATCH = 4
+
+
+def test_list_encode_decodes_each_frame_to_its_source(device, race_budget, frame_rng, attach_image, record_property):
+    device = torch.device(device)
+    iterations = 0
+    try:
+        for iteration in race_budget.iterations():
+            sizes = [random_size(frame_rng, *SIZE_RANGE[device.type]) for _ in range(BATCH)]
+            contents = [list(IMAGE_MAKERS.values())[index % len(IMAGE_MAKERS)] for index in range(BATCH)]
+            sources = [
+                with_layout(make(height, width, frame_rng, device), LAYOUTS[index % len(LAYOUTS)])
+                for index, (make, (height, width)) in enumerate(zip(contents, sizes))
+            ]
+            encoded = encode_jpeg(sources, quality=QUALITY)
+            assert len(encoded) == BATCH, f"encode_jpeg returned {len(encoded)} results for {BATCH} frames"
+            for index, (source, data) in enumerate(zip(sources, encoded)):
+                height, width = sizes[index]
+                # "thread" is the frame's position in the list here: one thread encodes them all.
+                check_jpeg(source, data, Where(str(device), height, width, iteration, thread=index), attach_image)
+            iterations += 1
+    finally:
+        record_property("iterations", iterations)

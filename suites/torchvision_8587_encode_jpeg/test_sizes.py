@@ -1,0 +1,34 @@
+"""Sizes drawn by Hypothesis (odd widths, non-square), plus the fixed sizes of the upstream
+reports: 2048x2048 and 4096x4096 ("generates noise when processing 4k image")."""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+from torchvision.io import encode_jpeg
+
+from .images import IMAGE_MAKERS, LAYOUTS, with_layout
+from .marks import SUITE_MARKS
+from .oracle import QUALITY, Where, check_jpeg
+
+pytestmark = SUITE_MARKS
+
+# Drawn sides stay at most 1024 (cheap on CPU); the large sizes are the two fixed examples.
+sides = st.integers(64, 1024)
+odd_widths = st.integers(32, 511).map(lambda half: 2 * half + 1)
+
+
+@given(
+    height=sides,
+    width=st.one_of(odd_widths, sides),
+    content=st.sampled_from(sorted(IMAGE_MAKERS)),
+    layout=st.sampled_from(LAYOUTS),
+)
+@example(height=2048, width=2048, content="gradient", layout="contiguous")
+@example(height=4096, width=4096, content="gradient", layout="contiguous")
+def test_encode_decodes_to_source_at_any_size(device, frame_rng, attach_image, height, width, content, layout):
+    device = torch.device(device)
+    source = with_layout(IMAGE_MAKERS[content](height, width, frame_rng, device), layout)
+    encoded = encode_jpeg(source, quality=QUALITY)
+    check_jpeg(source, encoded, Where(str(device), height, width, iteration=0), attach_image)

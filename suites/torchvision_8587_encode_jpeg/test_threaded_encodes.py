@@ -1,0 +1,51 @@
+"""Encodes from several threads at once while the main thread keeps the device busy (upstream
+issue 9060: "Corrupt JPEG data" with threads, reported after the 8587 fix)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+from torchvision.io import encode_jpeg
+
+from fixtures.outcomes import BugObserved
+from fixtures.race_budget import RaceBudget
+
+from .device_load import keep_busy_until
+from .images import gradient_image
+from .marks import SUITE_MARKS
+from .oracle import QUALITY, ImageSink, Where, check_jpeg
+
+pytestmark = SUITE_MARKS
+
+# Upstream 9060 encoded 4096x4096 frames. On CPU, where this run is a control of the threading
+# and the oracle, a 4096x4096 frame costs about a second, so the control uses 512x512.
+FRAME_SIDE = {"cuda": 4096, "cpu": 512}
+
+
+def encode_frames(device: torch.device, thread: int, seed: int, budget: RaceBudget, attach: ImageSink) -> int:
+    """One worker: encode and check frames until the budget ends; the number of frames."""
+    rng = torch.Generator().manual_seed(seed + thread)
+    side = FRAME_SIDE[device.type]
+    frames = 0
+    for iteration in budget.iterations():
+        source = gradient_image(side, side, rng, device)
+        check_jpeg(source, encode_jpeg(source, quality=QUALITY), Where(str(device), side, side, iteration, thread), attach)
+        frames += 1
+    return frames
+
+
+def test_threaded_encodes_under_load(device, threads, race_budget, seeded_rng, attach_image, record_property):
+    device = torch.device(device)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        futures = [
+            pool.submit(encode_frames, device, thread, seeded_rng, race_budget, attach_image) for thread in range(threads)
+        ]
+        keep_busy_until(lambda: all(future.done() for future in futures), device)
+    errors = [future.exception() for future in futures if future.exception() is not None]
+    record_property("iterations", sum(future.result() for future in futures if future.exception() is None))
+    findings = [error for error in errors if isinstance(error, BugObserved)]
+    if findings:
+        raise BugObserved(f"{len(findings)} of {threads} threads saw a bad frame; first: {findings[0]}") from findings[0]
+    if errors:
+        raise errors[0]

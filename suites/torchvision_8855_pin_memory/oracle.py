@@ -1,0 +1,26 @@
+"""The oracle: did an operation that should keep a TVTensor return the same subclass with the
+same metadata (format, canvas_size, clamping_mode ...)?"""
+
+from __future__ import annotations
+
+import torch
+
+from fixtures.outcomes import BugObserved
+
+
+def metadata(tensor: torch.Tensor) -> dict[str, object]:
+    """A TVTensor's metadata: the attributes it carries besides the data (format, canvas_size)."""
+    return dict(vars(tensor))
+
+
+def check_kept(original: torch.Tensor, result: torch.Tensor, operation: str) -> None:
+    """BugObserved when `result` lost `original`'s subclass or any of its metadata."""
+    if type(result) is not type(original):
+        raise BugObserved(
+            f"{operation} turned {type(original).__name__} into {type(result).__name__}: subclass lost"
+        )
+    if metadata(result) != metadata(original):
+        raise BugObserved(
+            f"{operation} kept {type(original).__name__} but changed its metadata "
+            f"from {metadata(original)} to {metadata(result)}"
+        )

@@ -1,0 +1,106 @@
+"""The torchvision-8587 oracle fails on faulty encoder output: noise bytes, truncated bytes,
+corrupt bytes, a valid JPEG of noise, the previous frame's bytes, a decoder that overwrote freed
+memory; and it passes a correct encode (so its threshold is not too tight)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torchvision.io import encode_jpeg
+
+from fixtures.outcomes import BugObserved
+from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, gradient_image
+from suites.torchvision_8587_encode_jpeg.oracle import (
+    MAX_MEAN_ABS_DIFF,
+    QUALITY,
+    TORCHVISION_IO_DEPRECATION,
+    Where,
+    check_jpeg,
+    check_untouched,
+)
+
+pytestmark = pytest.mark.filterwarnings(f"ignore:{TORCHVISION_IO_DEPRECATION}:DeprecationWarning")
+
+CPU = torch.device("cpu")
+WHERE = Where("cpu", 96, 131, iteration=7, thread=3)
+
+
+@pytest.fixture
+def source() -> torch.Tensor:
+    return gradient_image(WHERE.height, WHERE.width, torch.Generator().manual_seed(1), CPU)
+
+
+@pytest.fixture
+def good_bytes(source: torch.Tensor) -> torch.Tensor:
+    return encode_jpeg(source, quality=QUALITY)
+
+
+def corrupt_middle(data: torch.Tensor) -> torch.Tensor:
+    """The encoded bytes with a quarter of the entropy-coded data zeroed (headers intact)."""
+    corrupt = data.clone()
+    start = len(corrupt) // 3
+    corrupt[start : start + len(corrupt) // 4] = 0
+    return corrupt
+
+
+@pytest.mark.parametrize("content", sorted(IMAGE_MAKERS))
+def test_correct_encode_passes(content):
+    image = IMAGE_MAKERS[content](WHERE.height, WHERE.width, torch.Generator().manual_seed(2), CPU)
+    assert check_jpeg(image, encode_jpeg(image, quality=QUALITY), WHERE) < MAX_MEAN_ABS_DIFF
+
+
+def test_fault_noise_bytes(source):
+    noise = torch.randint(0, 256, (5000,), dtype=torch.uint8, generator=torch.Generator().manual_seed(3))
+    with pytest.raises(BugObserved, match="corrupt JPEG"):
+        check_jpeg(source, noise, WHERE)
+
+
+def test_fault_truncated_bytes(source, good_bytes):
+    with pytest.raises(BugObserved, match="truncated"):
+        check_jpeg(source, good_bytes[: len(good_bytes) // 2], WHERE)
+
+
+def test_fault_corrupt_bytes(source, good_bytes):
+    with pytest.raises(BugObserved):
+        check_jpeg(source, corrupt_middle(good_bytes), WHERE)
+
+
+def test_fault_valid_jpeg_of_noise_names_where_and_difference(source):
+    """The upstream symptom: a well-formed JPEG whose content is noise."""
+    noise = torch.randint(0, 256, source.shape, dtype=torch.uint8, generator=torch.Generator().manual_seed(4))
+    attached: list[str] = []
+    with pytest.raises(BugObserved) as finding:
+        check_jpeg(source, encode_jpeg(noise, quality=QUALITY), WHERE, lambda name, image: attached.append(name))
+    message = str(finding.value)
+    for part in ("96x131", "iteration 7", "thread 3", "mean |difference| x255 ="):
+        assert part in message, f"{part!r} missing from {message!r}"
+    assert [name.split()[0] for name in attached] == ["source", "decoded", "difference"]
+
+
+class StaleEncoder:
+    """A faked encoder that returns the bytes of the frame before (what a missing wait on the
+    caller's stream can produce); the first call encodes correctly."""
+
+    def __init__(self) -> None:
+        self.previous: torch.Tensor | None = None
+
+    def __call__(self, image: torch.Tensor) -> torch.Tensor:
+        current = encode_jpeg(image, quality=QUALITY)
+        stale, self.previous = self.previous, current
+        return current if stale is None else stale
+
+
+@pytest.mark.parametrize("sizes", [[(96, 131)] * 3, [(96, 131), (64, 200), (150, 77)]], ids=["same-size", "new-sizes"])
+def test_fault_previous_frames_bytes(sizes):
+    encode, rng = StaleEncoder(), torch.Generator().manual_seed(5)
+    with pytest.raises(BugObserved, match="iteration 1"):
+        for iteration, (height, width) in enumerate(sizes):
+            frame = gradient_image(height, width, rng, CPU)
+            check_jpeg(frame, encode(frame), Where("cpu", height, width, iteration))
+
+
+def test_fault_decoder_wrote_into_freed_memory():
+    numel = 10
+    check_untouched([1 * numel, 2 * numel], numel, WHERE)
+    with pytest.raises(BugObserved, match="wrote into memory"):
+        check_untouched([1 * numel, 2 * numel - 37], numel, WHERE)
