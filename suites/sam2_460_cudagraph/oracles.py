@@ -1,0 +1,70 @@
+"""The suite's oracles: compiled outputs against eager, and the position cache's device.
+
+Pure functions over callables and tensors, so tests/ can hand them faked runners.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from fixtures.meta_proxy import ERROR, FINDING, INCONCLUSIVE, classify_call
+from fixtures.outcomes import BugObserved, Inconclusive, observe
+
+# PyTorch's text for reading CUDA-graph memory that a later replay reused (cudagraph trees).
+OVERWRITE_TEXT = "overwritten by a subsequent run"
+# float32 inductor kernels (fused sin/cos, reassociated sums) against eager.
+ATOL, RTOL = 1e-4, 1e-4
+
+Frames = Sequence[torch.Tensor]
+Runner = Callable[[torch.Tensor], torch.Tensor]
+
+
+def is_overwrite_error(error: BaseException) -> bool:
+    return isinstance(error, RuntimeError) and OVERWRITE_TEXT in str(error)
+
+
+def check_against_eager(run: Runner, eager: Runner, frames: Frames) -> None:
+    """Run every frame and read its output at once (before the next run, as CUDA graphs allow),
+    comparing with eager. An overwrite error or a wrong output can then only come from memory
+    the runner kept between runs, such as a cache of graph outputs: BugObserved."""
+    for index, frame in enumerate(frames):
+        compare_output(index, frame, lambda: run(frame), eager(frame))
+
+
+def check_kept_outputs_against_eager(run: Runner, eager: Runner, frames: Frames) -> None:
+    """Run every frame, keep the outputs, then read them all: what a caller that clones outputs,
+    or runs without CUDA graphs, may do. An overwrite error or a wrong output: BugObserved."""
+    outputs = [run(frame) for frame in frames]
+    for index, (frame, output) in enumerate(zip(frames, outputs)):
+        compare_output(index, frame, lambda: output, eager(frame))
+
+
+def compare_output(index: int, frame: torch.Tensor, read: Callable[[], torch.Tensor], expected: torch.Tensor) -> None:
+    """Read one output (running it, where `read` runs) and compare it with eager's."""
+    try:
+        output = read()
+        matches = torch.allclose(output, expected, atol=ATOL, rtol=RTOL)
+    except RuntimeError as error:
+        if is_overwrite_error(error):
+            raise BugObserved(f"frame {index} {tuple(frame.shape)}: {error}") from error
+        raise
+    observe(
+        not matches,
+        f"frame {index} {tuple(frame.shape)}: compiled output differs from eager "
+        f"(max abs diff {(output - expected).abs().max().item():.3g})",
+    )
+
+
+def check_position_cache_follows_device(position: torch.nn.Module, channels: int, size: int) -> None:
+    """Proxy of the root cause on CPU: fill the cache with a CPU call, then call with a meta
+    input. A cache that hands back what it stored (sam2 0.4.1) answers on the CPU, so a graph
+    output it stored would be handed back the same way: BugObserved."""
+    position(torch.zeros(1, channels, size, size))
+    meta = torch.empty(1, channels, size, size, device="meta")
+    result = classify_call(lambda: position(meta), "meta")
+    observe(result.kind == FINDING, f"a meta input after a CPU call: {result.detail} (the cache ignores the caller's device)")
+    if result.kind == INCONCLUSIVE:
+        raise Inconclusive(f"the position encoding cannot run on meta: {result.detail}")
+    assert result.kind != ERROR, f"harness: the position encoding failed on meta for another reason: {result.detail}"
