@@ -1,0 +1,59 @@
+"""kornia-2791, direct: RandomPlanckianJitter built on CPU, moved to a device, must match its CPU run.
+
+On cpu this is a control (the symptom needs a GPU). The GPU branches are argued, not run here:
+the upstream symptom is wrong coefficients or a device error on cuda:1.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from kornia.augmentation import RandomPlanckianJitter
+
+from fixtures.meta_proxy import CLEAN, FINDING, classify_call, same_device
+from fixtures.module_state import held_tensors
+from fixtures.outcomes import BugObserved, observe
+
+# One multiply per channel and a clamp: a GPU may differ from the CPU by an FMA rounding, no more.
+ATOL, RTOL = 1e-6, 1e-5
+JITTER_CASES = [
+    pytest.param("blackbody", None, id="blackbody-all"),
+    pytest.param("blackbody", [23, 24, 1, 2], id="blackbody-subset"),
+    pytest.param("CIED", None, id="CIED-all"),
+    pytest.param("CIED", [0, 5, 22], id="CIED-subset"),
+]
+
+
+def moved_run_matches_cpu(mode: str, select_from: list[int] | None, batch: int, device: torch.device) -> None:
+    """Raise BugObserved when the moved module errs on devices, misplaces state or changes the output."""
+    aug = RandomPlanckianJitter(mode=mode, select_from=select_from, p=1.0)
+    image = torch.rand(batch, 3, 16, 16)
+    params = aug.forward_parameters(image.shape)
+    expected = aug(image, params=params)
+
+    aug.to(device)
+    misplaced = [name for name, tensor in held_tensors(aug).items() if not same_device(tensor.device, device)]
+    observe(bool(misplaced), f"held tensors not on {device} after .to(): {', '.join(misplaced)}")
+    device_params = {name: value.to(device) for name, value in params.items()}
+    run = classify_call(lambda: aug(image.to(device), params=device_params), device)
+    observe(run.kind == FINDING, f"RandomPlanckianJitter on {device}: {run.detail}")
+    assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
+    actual = run.output.cpu()
+    if not torch.allclose(actual, expected, atol=ATOL, rtol=RTOL):
+        raise BugObserved(f"output on {device} differs from CPU by {(actual - expected).abs().max().item():.3g}")
+
+
+@pytest.mark.known_bug("kornia-2791", evidence="direct")
+@pytest.mark.parametrize("batch", [1, 4])
+@pytest.mark.parametrize(("mode", "select_from"), JITTER_CASES)
+def test_moved_jitter_matches_cpu(device: str, mode: str, select_from: list[int] | None, batch: int) -> None:
+    moved_run_matches_cpu(mode, select_from, batch, torch.device(device))
+
+
+@pytest.mark.known_bug("kornia-2791", evidence="direct")
+@pytest.mark.min_cuda_devices(2)
+@pytest.mark.parametrize(("mode", "select_from"), JITTER_CASES)
+def test_jitter_on_cuda1_while_cuda0_is_current(mode: str, select_from: list[int] | None) -> None:
+    """The upstream report: cuda:0 is the current device, the module and input live on cuda:1."""
+    with torch.cuda.device(0):
+        moved_run_matches_cpu(mode, select_from, 4, torch.device("cuda:1"))

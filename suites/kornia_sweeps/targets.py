@@ -1,0 +1,247 @@
+"""What the sweeps run: kornia's public modules and functions, each with small valid arguments.
+
+Listing is by introspection (a new public callable is swept or named as unswept, never silently
+missed); arguments come from the tables below, made on the device under test.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+
+import kornia
+import kornia.augmentation
+import kornia.enhance
+import kornia.filters
+import kornia.geometry.transform
+import pytest
+import torch
+from packaging.version import Version
+from torch import nn
+
+TABLE_WRITTEN_FOR = "0.9.0"  # the kornia release whose signatures the tables below follow
+STATE_SWEPT_MODULES = (kornia.augmentation, kornia.enhance, kornia.filters)
+FUNCTION_SWEPT_MODULES = (kornia.filters, kornia.enhance, kornia.geometry.transform)
+# Containers and bases are no augmentations of their own; the dissolving ones need diffusers.
+NOT_STANDALONE = ("Base", "Sequential", "Dispather", "Dissolving", "MixAugmentation")
+
+# Constructor arguments for the classes that have required ones (all others: defaults).
+CONSTRUCTOR_ARGS: dict[str, dict[str, object]] = {
+    "CenterCrop": {"size": 8}, "CenterCrop3D": {"size": 4}, "PadTo": {"size": (20, 20)},
+    "Denormalize": {"mean": 0.5, "std": 0.2}, "Normalize": {"mean": 0.5, "std": 0.2},
+    "LongestMaxSize": {"max_size": 12}, "SmallestMaxSize": {"max_size": 12}, "Resize": {"size": 12},
+    "RandomAffine": {"degrees": 10.0}, "RandomAffine3D": {"degrees": 10.0},
+    "RandomRotation": {"degrees": 10.0}, "RandomRotation3D": {"degrees": 10.0},
+    "RandomRotation90": {"times": (1, 2)}, "RandomShear": {"shear": 5.0},
+    "RandomCrop": {"size": (8, 8)}, "RandomCrop3D": {"size": (2, 8, 8)}, "RandomResizedCrop": {"size": (8, 8)},
+    "RandomFisheye": {"center_x": torch.tensor([-0.3, 0.3]), "center_y": torch.tensor([-0.3, 0.3]),
+                      "gamma": torch.tensor([0.9, 1.0])},
+    "RandomGaussianBlur": {"kernel_size": 3, "sigma": (0.5, 1.5)},
+    "RandomMotionBlur": {"kernel_size": 3, "angle": 35.0, "direction": 0.5},
+    "RandomMotionBlur3D": {"kernel_size": 3, "angle": 35.0, "direction": 0.5},
+    # Not required, but the default warns that it will change; the state is the same either way.
+    "RandomCutMixV2": {"use_correct_lambda": True},
+    "AddWeighted": {"alpha": 0.5, "beta": 0.5, "gamma": 0.0},
+    "AdjustBrightness": {"brightness_factor": 0.2}, "AdjustBrightnessAccumulative": {"brightness_factor": 0.2},
+    "AdjustContrast": {"contrast_factor": 0.8}, "AdjustContrastWithMeanSubtraction": {"contrast_factor": 0.8},
+    "AdjustGamma": {"gamma": 0.8}, "AdjustHue": {"hue_factor": 0.2}, "AdjustSaturation": {"saturation_factor": 0.8},
+    "AdjustSaturationWithGraySubtraction": {"saturation_factor": 0.8}, "Rescale": {"factor": 0.5},
+    "Threshold": {"thresh": 0.5},
+    "BilateralBlur": {"kernel_size": 3, "sigma_color": 0.1, "sigma_space": (1.0, 1.0)},
+    "JointBilateralBlur": {"kernel_size": 3, "sigma_color": 0.1, "sigma_space": (1.0, 1.0)},
+    "BlurPool2D": {"kernel_size": 3}, "BoxBlur": {"kernel_size": 3}, "EdgeAwareBlurPool2D": {"kernel_size": 3},
+    "GaussianBlur2d": {"kernel_size": 3, "sigma": (1.0, 1.0)}, "GuidedBlur": {"kernel_size": 3, "eps": 0.1},
+    "InRange": {"lower": (0.2, 0.2, 0.2), "upper": (0.8, 0.8, 0.8)}, "Laplacian": {"kernel_size": 3},
+    "MaxBlurPool2D": {"kernel_size": 3}, "MedianBlur": {"kernel_size": 3},
+    "MotionBlur": {"kernel_size": 3, "angle": 35.0, "direction": 0.5},
+    "MotionBlur3D": {"kernel_size": 3, "angle": 35.0, "direction": 0.5},
+    "UnsharpMask": {"kernel_size": 3, "sigma": (1.0, 1.0)},
+}
+
+
+@dataclass(frozen=True)
+class SweepCall:
+    """A public kornia callable and how to call it on a device."""
+
+    name: str  # dotted, e.g. kornia.filters.gaussian_blur2d
+    call: Callable[[torch.device], object]
+
+
+def public_module_classes(module: ModuleType) -> list[type[nn.Module]]:
+    classes = [getattr(module, name) for name in dir(module) if not name.startswith("_")]
+    return [
+        cls for cls in classes
+        if inspect.isclass(cls) and issubclass(cls, nn.Module) and not inspect.isabstract(cls)
+        and not any(part in cls.__name__ for part in NOT_STANDALONE)
+    ]
+
+
+def build(cls: type[nn.Module]) -> nn.Module:
+    """The class with the table's arguments; on a kornia older than the table a signature change
+    is a skip that says so, on the table's release or newer it is a harness error."""
+    try:
+        return cls(**CONSTRUCTOR_ARGS.get(cls.__name__, {}))
+    except TypeError as error:
+        if Version(kornia.__version__) < Version(TABLE_WRITTEN_FOR):
+            pytest.skip(f"kornia {kornia.__version__}: {error} (arguments table written for {TABLE_WRITTEN_FOR})")
+        raise
+
+
+def state_targets() -> dict[str, type[nn.Module]]:
+    """Public name (first package exporting it) -> class; kornia.enhance re-exports a few."""
+    found: dict[type[nn.Module], str] = {}
+    for module in STATE_SWEPT_MODULES:
+        for cls in public_module_classes(module):
+            found.setdefault(cls, f"{module.__name__}.{cls.__name__}")
+    return {name: cls for cls, name in sorted(found.items(), key=lambda item: item[1])}
+
+
+def image(device: torch.device, batch: int = 2, size: tuple[int, int] = (16, 16)) -> torch.Tensor:
+    """Inputs are drawn on the CPU (the same values on every device), then moved."""
+    return torch.rand(batch, 3, *size).to(device)
+
+
+def volume(device: torch.device) -> torch.Tensor:
+    return torch.rand(2, 3, 4, 16, 16).to(device)
+
+
+def tensor(device: torch.device, values: object) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float32).to(device)
+
+
+def identity_affine(device: torch.device) -> torch.Tensor:
+    return torch.eye(2, 3).expand(2, 2, 3).to(device)
+
+
+def identity_homography(device: torch.device) -> torch.Tensor:
+    return torch.eye(3).expand(2, 3, 3).to(device)
+
+
+def boxes(device: torch.device) -> torch.Tensor:
+    return tensor(device, [[[2, 2], [9, 2], [9, 9], [2, 9]]] * 2)
+
+
+def labels(device: torch.device, shape: tuple[int, ...]) -> torch.Tensor:
+    return torch.randint(0, 3, shape).to(device)
+
+
+def augmentation_inputs(cls: type[nn.Module], device: torch.device) -> tuple[torch.Tensor, ...]:
+    """An image (a volume for the 3D ones); the transplantations also need a label mask."""
+    data = volume(device) if cls.__name__.endswith("3D") else image(device)
+    if "Transplantation" in cls.__name__:
+        return data, labels(device, (data.shape[0], *data.shape[2:]))
+    return (data,)
+
+
+def augmentation_call(cls: type[nn.Module]) -> SweepCall:
+    def call(device: torch.device) -> object:
+        return build(cls).to(device)(*augmentation_inputs(cls, device))
+
+    return SweepCall(f"kornia.augmentation.{cls.__name__}", call)
+
+
+# Functions: name -> call on a device. A public function missing here is reported as unswept.
+FUNCTION_CALLS: dict[str, Callable[[torch.device], object]] = {
+    # kornia.filters
+    "bilateral_blur": lambda d: kornia.filters.bilateral_blur(image(d), 3, 0.1, (1.0, 1.0)),
+    "blur_pool2d": lambda d: kornia.filters.blur_pool2d(image(d), 3),
+    "box_blur": lambda d: kornia.filters.box_blur(image(d), 3),
+    "canny": lambda d: kornia.filters.canny(image(d)),
+    "filter2d": lambda d: kornia.filters.filter2d(image(d), torch.ones(1, 3, 3).to(d) / 9),
+    "filter2d_separable": lambda d: kornia.filters.filter2d_separable(
+        image(d), torch.ones(1, 3).to(d) / 3, torch.ones(1, 3).to(d) / 3),
+    "filter3d": lambda d: kornia.filters.filter3d(volume(d), torch.ones(1, 3, 3, 3).to(d) / 27),
+    "gaussian": lambda d: kornia.filters.gaussian(5, tensor(d, [[1.0]])),
+    "gaussian_blur2d": lambda d: kornia.filters.gaussian_blur2d(image(d), (5, 5), (1.5, 1.5)),
+    "get_gaussian_kernel1d": lambda d: kornia.filters.get_gaussian_kernel1d(5, tensor(d, [[1.0]])),
+    "get_gaussian_kernel2d": lambda d: kornia.filters.get_gaussian_kernel2d((5, 5), tensor(d, [[1.0, 1.0]])),
+    "get_gaussian_kernel3d": lambda d: kornia.filters.get_gaussian_kernel3d((3, 3, 3), tensor(d, [[1.0, 1.0, 1.0]])),
+    "get_gaussian_discrete_kernel1d": lambda d: kornia.filters.get_gaussian_discrete_kernel1d(5, tensor(d, [[1.0]])),
+    "get_gaussian_erf_kernel1d": lambda d: kornia.filters.get_gaussian_erf_kernel1d(5, tensor(d, [[1.0]])),
+    "guided_blur": lambda d: kornia.filters.guided_blur(image(d), image(d), 3, 0.1),
+    "in_range": lambda d: kornia.filters.in_range(image(d), (0.2, 0.2, 0.2), (0.8, 0.8, 0.8)),
+    "joint_bilateral_blur": lambda d: kornia.filters.joint_bilateral_blur(image(d), image(d), 3, 0.1, (1.0, 1.0)),
+    "laplacian": lambda d: kornia.filters.laplacian(image(d), 3),
+    "max_blur_pool2d": lambda d: kornia.filters.max_blur_pool2d(image(d), 3),
+    "median_blur": lambda d: kornia.filters.median_blur(image(d), 3),
+    "motion_blur": lambda d: kornia.filters.motion_blur(image(d), 3, tensor(d, [35.0, 10.0]), tensor(d, [0.5, -0.5])),
+    "motion_blur3d": lambda d: kornia.filters.motion_blur3d(
+        volume(d), 3, tensor(d, [[35.0, 10.0, 5.0]] * 2), tensor(d, [0.5, -0.5])),
+    "otsu_threshold": lambda d: kornia.filters.otsu_threshold(image(d)),
+    "sobel": lambda d: kornia.filters.sobel(image(d)),
+    "spatial_gradient": lambda d: kornia.filters.spatial_gradient(image(d)),
+    "spatial_gradient3d": lambda d: kornia.filters.spatial_gradient3d(volume(d)),
+    "unsharp_mask": lambda d: kornia.filters.unsharp_mask(image(d), (3, 3), (1.0, 1.0)),
+    # kornia.enhance
+    "adjust_brightness": lambda d: kornia.enhance.adjust_brightness(image(d), tensor(d, [0.1, 0.2])),
+    "adjust_contrast": lambda d: kornia.enhance.adjust_contrast(image(d), tensor(d, [0.8, 1.2])),
+    "adjust_gamma": lambda d: kornia.enhance.adjust_gamma(image(d), tensor(d, [0.8, 1.2])),
+    "adjust_hue": lambda d: kornia.enhance.adjust_hue(image(d), tensor(d, [0.1, -0.1])),
+    "adjust_log": lambda d: kornia.enhance.adjust_log(image(d)),
+    "adjust_saturation": lambda d: kornia.enhance.adjust_saturation(image(d), tensor(d, [0.8, 1.2])),
+    "adjust_sigmoid": lambda d: kornia.enhance.adjust_sigmoid(image(d)),
+    "denormalize": lambda d: kornia.enhance.denormalize(image(d), tensor(d, [0.5] * 3), tensor(d, [0.2] * 3)),
+    "equalize": lambda d: kornia.enhance.equalize(image(d)),
+    "equalize_clahe": lambda d: kornia.enhance.equalize_clahe(image(d, size=(32, 32))),
+    "image_histogram2d": lambda d: kornia.enhance.image_histogram2d(image(d)),
+    "integral_image": lambda d: kornia.enhance.integral_image(image(d)),
+    "invert": lambda d: kornia.enhance.invert(image(d)),
+    "jpeg_codec_differentiable": lambda d: kornia.enhance.jpeg_codec_differentiable(image(d), tensor(d, [50.0])),
+    "normalize": lambda d: kornia.enhance.normalize(image(d), tensor(d, [0.5] * 3), tensor(d, [0.2] * 3)),
+    "normalize_min_max": lambda d: kornia.enhance.normalize_min_max(image(d)),
+    "posterize": lambda d: kornia.enhance.posterize(image(d), 3),
+    "sharpness": lambda d: kornia.enhance.sharpness(image(d), 0.5),
+    "shift_rgb": lambda d: kornia.enhance.shift_rgb(
+        image(d), tensor(d, [0.1, 0.0]), tensor(d, [0.0, 0.1]), tensor(d, [0.1, 0.1])),
+    "solarize": lambda d: kornia.enhance.solarize(image(d), 0.5),
+    "threshold": lambda d: kornia.enhance.threshold(image(d), 0.5),
+    # kornia.geometry.transform
+    "affine": lambda d: kornia.geometry.transform.affine(image(d), identity_affine(d)),
+    "center_crop": lambda d: kornia.geometry.transform.center_crop(image(d), (8, 8)),
+    "crop_and_resize": lambda d: kornia.geometry.transform.crop_and_resize(image(d), boxes(d), (6, 6)),
+    "elastic_transform2d": lambda d: kornia.geometry.transform.elastic_transform2d(
+        image(d), torch.rand(2, 2, 16, 16).to(d)),
+    "get_perspective_transform": lambda d: kornia.geometry.transform.get_perspective_transform(
+        boxes(d), boxes(d) + 1.0),
+    "get_rotation_matrix2d": lambda d: kornia.geometry.transform.get_rotation_matrix2d(
+        tensor(d, [[8.0, 8.0]] * 2), tensor(d, [30.0, 45.0]), tensor(d, [[1.0, 1.0]] * 2)),
+    "hflip": lambda d: kornia.geometry.transform.hflip(image(d)),
+    "vflip": lambda d: kornia.geometry.transform.vflip(image(d)),
+    "rot180": lambda d: kornia.geometry.transform.rot180(image(d)),
+    "invert_affine_transform": lambda d: kornia.geometry.transform.invert_affine_transform(identity_affine(d)),
+    "pyrdown": lambda d: kornia.geometry.transform.pyrdown(image(d)),
+    "pyrup": lambda d: kornia.geometry.transform.pyrup(image(d)),
+    "build_pyramid": lambda d: kornia.geometry.transform.build_pyramid(image(d), 2),
+    "build_laplacian_pyramid": lambda d: kornia.geometry.transform.build_laplacian_pyramid(image(d), 2),
+    "rescale": lambda d: kornia.geometry.transform.rescale(image(d), 0.5, antialias=True),
+    "resize": lambda d: kornia.geometry.transform.resize(image(d), (8, 8), antialias=True),
+    "rotate": lambda d: kornia.geometry.transform.rotate(image(d), tensor(d, [30.0, 45.0])),
+    "scale": lambda d: kornia.geometry.transform.scale(image(d), tensor(d, [[1.2, 1.2]] * 2)),
+    "shear": lambda d: kornia.geometry.transform.shear(image(d), tensor(d, [[0.1, 0.0]] * 2)),
+    "translate": lambda d: kornia.geometry.transform.translate(image(d), tensor(d, [[1.0, 2.0]] * 2)),
+    "warp_affine": lambda d: kornia.geometry.transform.warp_affine(image(d), identity_affine(d), (16, 16)),
+    "warp_perspective": lambda d: kornia.geometry.transform.warp_perspective(
+        image(d), identity_homography(d), (16, 16)),
+}
+
+
+def function_targets() -> tuple[list[SweepCall], list[str]]:
+    """(swept functions, public functions with no arguments table entry)."""
+    swept, unswept = [], []
+    for module in FUNCTION_SWEPT_MODULES:
+        for name in sorted(dir(module)):
+            if name.startswith("_") or not inspect.isfunction(getattr(module, name)):
+                continue
+            dotted = f"{module.__name__}.{name}"
+            if name in FUNCTION_CALLS:
+                swept.append(SweepCall(dotted, FUNCTION_CALLS[name]))
+            else:
+                unswept.append(dotted)
+    return swept, unswept
+
+
+def device_targets() -> list[SweepCall]:
+    augmentations = [augmentation_call(cls) for cls in public_module_classes(kornia.augmentation)]
+    return sorted(augmentations, key=lambda target: target.name) + function_targets()[0]

@@ -1,0 +1,38 @@
+"""State sweep (CPU proxy of the kornia-2791 class): every public kornia module, built with default
+arguments, must keep its tensors where `.to(torch.float64)` and `.to("meta")` put them.
+
+Registered parameters and buffers follow `.to()` by nn.Module's contract; the question is the
+plain tensor attributes. A finding names each tensor left behind and lists the unregistered ones.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from fixtures.meta_proxy import CLEAN, FINDING, INCONCLUSIVE, ProxyResult
+from fixtures.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
+from suites.kornia_sweeps.targets import build, state_targets
+
+TARGETS = state_targets()
+
+
+def state_result(module: nn.Module) -> ProxyResult:
+    """Finding when a held tensor does not follow .to(); inconclusive when unregistered tensors
+    followed the dtype move but the meta move cannot run, so their device move is untested."""
+    loose = sorted(unregistered_tensors(module))
+    problems = [f"after .to(torch.float64): {line}" for line in tensors_not_following_dtype(module, torch.float64)]
+    moved = device_move_check(module, "meta")
+    if moved.kind == FINDING:
+        problems.append(moved.detail)
+    if problems:
+        return ProxyResult(FINDING, "; ".join(problems) + f" (not registered: {', '.join(loose)})")
+    if loose and moved.kind != CLEAN:
+        return ProxyResult(INCONCLUSIVE, f"unregistered {', '.join(loose)}; module.to('meta') cannot run: {moved.detail}")
+    return ProxyResult(CLEAN, f"unregistered but following .to(): {', '.join(loose)}" if loose else "")
+
+
+@pytest.mark.parametrize("name", list(TARGETS))
+def test_module_state_follows_to(name: str, sweep_record) -> None:
+    sweep_record("state", name, "cpu", state_result(build(TARGETS[name])))

@@ -1,0 +1,118 @@
+"""Each kornia oracle flags a deliberately faulty module or function (fault injection).
+
+The faults copy the real bugs' shapes: kornia 0.7.1 kept `pl` as a plain attribute (2791); the
+0.7.2-dev `gaussian()` built `tensor([[mean]])` without device= next to an arange on the input's
+device (2837).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from kornia.augmentation import RandomPlanckianJitter
+from torch import nn
+
+from fixtures.meta_proxy import CLEAN, FINDING
+from fixtures.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
+from fixtures.outcomes import BugObserved
+from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
+from suites.kornia_2791_planckian_jitter import test_planckian_jitter_state as jitter_proxy
+from suites.kornia_2837_jpeg_device import chain, test_jpeg_chain_meta, test_jpeg_device
+from suites.kornia_sweeps.targets import SweepCall
+from suites.kornia_sweeps.test_device_sweep import device_result
+from suites.kornia_sweeps.test_state_sweep import state_result
+
+
+class PlainAttributeJitter(RandomPlanckianJitter):
+    """kornia 0.7.1's layout on today's class: `pl` taken out of the buffers, kept as an attribute."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        table = self._buffers.pop("pl")
+        self.pl = table
+
+
+class CorruptedOnMoveJitter(RandomPlanckianJitter):
+    """The GPU symptom's stand-in: after `.to()` the coefficients are not the ones it was built with."""
+
+    def _apply(self, fn, *args, **kwargs):
+        out = super()._apply(fn, *args, **kwargs)
+        self.pl = self.pl * 1.1
+        return out
+
+
+class TableModule(nn.Module):
+    """A minimal module whose table is a plain attribute (for the moves meta can do)."""
+
+    def __init__(self, registered: bool) -> None:
+        super().__init__()
+        table = torch.rand(4, 2)
+        if registered:
+            self.register_buffer("table", table)
+        else:
+            self.table = table
+
+
+def forgetful_gaussian(window_size: int, sigma: torch.Tensor) -> torch.Tensor:
+    """The 0.7.2-dev gaussian(): the mean is made without device=."""
+    x = torch.arange(window_size, device=sigma.device, dtype=sigma.dtype) - window_size // 2
+    mean = torch.tensor([[0.0]])
+    return torch.exp(-((x - mean) ** 2) / (2 * sigma**2))
+
+
+def forgetful_arange_blur(image: torch.Tensor) -> torch.Tensor:
+    """A row weighting whose positions come from torch.arange without device= (a 0-d CPU tensor
+    would pass as a scalar; a (W,) one meets the image's device)."""
+    weights = torch.exp(-((torch.arange(4.0) - 1.5) ** 2))
+    return image * weights
+
+
+def test_fault_plain_attribute_pl_is_flagged_by_the_2791_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", PlainAttributeJitter)
+    with pytest.raises(BugObserved, match="pl"):
+        jitter_proxy.test_pl_is_registered_state("blackbody")
+    with pytest.raises(BugObserved, match="pl is torch.float32"):
+        jitter_proxy.test_state_follows_to_float64("CIED")
+
+
+def test_fault_corrupted_coefficients_are_flagged_by_the_2791_direct_oracle(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jitter_direct, "RandomPlanckianJitter", CorruptedOnMoveJitter)
+    with pytest.raises(BugObserved, match="differs from CPU"):
+        jitter_direct.moved_run_matches_cpu("blackbody", None, 4, torch.device("cpu"))
+
+
+def test_fault_unregistered_table_does_not_follow_to() -> None:
+    faulty, correct = TableModule(registered=False), TableModule(registered=True)
+    assert list(unregistered_tensors(faulty)) == ["table"] and not unregistered_tensors(correct)
+    assert tensors_not_following_dtype(faulty, torch.float64) == ["table is torch.float32"]
+    assert tensors_not_following_dtype(correct, torch.float64) == []
+    moved = device_move_check(faulty, "meta")
+    assert (moved.kind, moved.detail) == (FINDING, "after .to('meta'): table is on cpu")
+    assert device_move_check(correct, "meta").kind == CLEAN
+
+
+def test_fault_unregistered_table_is_a_state_sweep_finding() -> None:
+    result = state_result(TableModule(registered=False))
+    assert result.kind == FINDING and "not registered: table" in result.detail
+    assert state_result(TableModule(registered=True)).kind == CLEAN
+
+
+def test_fault_forgetful_gaussian_is_flagged_by_the_2837_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(chain.CHAIN_PIECES, "gaussian", lambda d: forgetful_gaussian(5, torch.ones(1, 1, device=d)))
+    with pytest.raises(BugObserved, match="not on the expected device meta"):
+        test_jpeg_chain_meta.test_chain_piece_stays_on_meta("gaussian")
+
+
+def test_fault_forgetful_gaussian_is_flagged_by_the_2837_direct_helper() -> None:
+    """The direct test's device run goes through the same classifier; meta stands in for a GPU."""
+    with pytest.raises(BugObserved, match="gaussian on meta"):
+        test_jpeg_device._run_on_device(
+            lambda: forgetful_gaussian(5, torch.ones(1, 1, device="meta")), torch.device("meta"), "gaussian"
+        )
+
+
+def test_fault_forgetful_arange_is_a_device_sweep_finding() -> None:
+    call = SweepCall("fake.blur", lambda d: forgetful_arange_blur(torch.rand(1, 3, 4, 4).to(d)))
+    result = device_result(call, torch.device("meta"))
+    assert result.kind == FINDING, result
+    assert device_result(SweepCall("fake.ok", lambda d: torch.rand(1, 3).to(d) * 2), torch.device("meta")).kind == CLEAN

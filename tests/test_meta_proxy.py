@@ -1,0 +1,83 @@
+"""The meta-proxy classifier sorts real device mismatches from meta-device limits, using the
+errors torch 2.14 really raises (each case below is a live torch call, not a copied string,
+except the CUDA wordings, which need two real devices)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fixtures.meta_proxy import CLEAN, ERROR, FINDING, INCONCLUSIVE, classify_call, classify_error
+
+
+def meta(*shape: int) -> torch.Tensor:
+    return torch.rand(*shape, device="meta")
+
+
+MISMATCHES = {
+    "meta + cpu": lambda: meta(3) + torch.rand(3),
+    "cat meta with cpu": lambda: torch.cat([meta(3), torch.rand(3)]),
+    "where with a cpu branch": lambda: torch.where(meta(3) > 0, torch.rand(3), meta(3)),
+    "cpu (1,1) tensor without device=": lambda: meta(1, 5) - torch.tensor([[0.0]]),
+    "cpu arange without device=": lambda: meta(5) * torch.arange(5),
+    "output left on cpu": lambda: (meta(3), torch.zeros(3)),
+}
+META_LIMITS = {
+    ".item()": lambda: meta(3).sum().item(),
+    "bool()": lambda: bool(meta(3).sum() > 0),
+    ".tolist()": lambda: meta(3).tolist(),
+    ".cpu()": lambda: meta(3).cpu(),
+    "copy_ out of meta": lambda: torch.zeros(3).copy_(meta(3)),
+    "nonzero (data-dependent size)": lambda: meta(3).nonzero(),
+    "boolean mask": lambda: meta(3)[meta(3) > 0],
+    "unique (no meta kernel)": lambda: torch.unique(meta(3)),
+    "bincount (no meta kernel)": lambda: torch.bincount(torch.ones(3, dtype=torch.long, device="meta")),
+    "repeat_interleave": lambda: torch.repeat_interleave(meta(3), torch.ones(3, dtype=torch.long, device="meta")),
+}
+
+
+@pytest.mark.parametrize("case", list(MISMATCHES))
+def test_real_mismatch_is_a_finding(case: str) -> None:
+    result = classify_call(MISMATCHES[case], "meta")
+    assert result.kind == FINDING, result
+    assert "meta" in result.detail or "cpu" in result.detail
+
+
+@pytest.mark.parametrize("case", list(META_LIMITS))
+def test_meta_limit_is_inconclusive(case: str) -> None:
+    assert classify_call(META_LIMITS[case], "meta").kind == INCONCLUSIVE
+
+
+def test_meta_only_work_is_clean() -> None:
+    result = classify_call(lambda: {"out": [meta(2, 3) * 2, torch.nn.functional.pad(meta(1, 1, 4, 4), [1, 1, 1, 1])]})
+    assert result.kind == CLEAN and result.detail == ""
+    assert result.output["out"][0].device.type == "meta"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+        "Expected all tensors to be on the same device, but got index is on cpu, different from other tensors on cuda:1",
+    ],
+)
+def test_cuda_wordings_are_findings(message: str) -> None:
+    assert classify_error(RuntimeError(message)).kind == FINDING
+
+
+def test_mismatch_wins_over_a_limit_in_the_same_error() -> None:
+    error = NotImplementedError("Tensor on device cpu is not on the expected device meta!")
+    assert classify_error(error).kind == FINDING
+
+
+def test_an_unrelated_failure_is_neither() -> None:
+    assert classify_call(lambda: torch.rand(2, 3, device="meta").view(5)).kind == ERROR
+
+
+def test_cuda_target_checks_the_index() -> None:
+    """Placement on cuda:1 versus cuda:0 is what kornia-2791 is about; classify_result compares indices."""
+    from fixtures.meta_proxy import same_device
+
+    assert not same_device(torch.device("cuda:0"), torch.device("cuda:1"))
+    assert same_device(torch.device("cuda:1"), torch.device("cuda:1"))
+    assert same_device(torch.device("cuda:0"), torch.device("cuda"))
