@@ -82,3 +82,38 @@ def gpu_summary(environment: dict) -> str:
     if not names:
         return "CPU only"
     return ", ".join(f"{names.count(name)} x {name}" for name in dict.fromkeys(names))
+
+
+def environment_rows(environment: dict) -> dict[str, str | dict[str, str]]:
+    """The environment table of the HTML report: one row per fact, in the order a reviewer reads
+    them; a dict value shows as a list. Plain text: whoever puts it in a page escapes it."""
+    absent = "n/a (no GPU visible)"
+    rows: dict[str, str | dict[str, str]] = {
+        "Packages": {name: version or "not installed" for name, version in environment["packages"].items()},
+        "Python": f"{environment['python']} ({environment['implementation']})",
+        "OS": environment["platform"],
+        "CPU": f"{environment['cpu']}, {environment['cpu_count']} logical cores",
+        "CUDA runtime (torch build)": environment["torch_cuda_build"] or "none (CPU-only torch build)",
+        "cuDNN": str(environment["cudnn"]) if environment["cudnn"] else absent,
+        "NVIDIA driver": environment["nvidia_driver"] or absent,
+        "GPUs": {
+            f"cuda:{gpu['index']}": f"{gpu['name']}, {gpu['memory_gib']} GiB, compute capability {gpu['capability']}"
+            for gpu in environment["gpus"]
+        }
+        or "none visible",
+    }
+    if environment["cuda_visible_devices"] is not None:
+        rows["CUDA_VISIBLE_DEVICES"] = environment["cuda_visible_devices"]
+    if environment["ci"]:
+        rows["CI"] = dict(environment["ci"])
+    return rows
+
+
+def releases(environment: dict) -> list[str]:
+    """["torch 2.14.1", "torchvision 0.29.1", "kornia 0.9.0"]: the releases a run tested."""
+    packages = environment["packages"]
+    return [f"{name} {packages.get(name) or '(not installed)'}" for name in ("torch", "torchvision", "kornia")]
+
+
+def release_summary(environment: dict) -> str:
+    return ", ".join(releases(environment))

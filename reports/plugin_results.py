@@ -19,7 +19,9 @@ from reports.environment import environment_facts
 from reports.results import merge_test_record, results_document, verdict_record
 
 DEFAULT_REPORT_DIR = "reports/out"
+# Computed once per session, on the controller, and shared with the HTML report (plugin_html).
 ENVIRONMENT = pytest.StashKey[dict]()
+SECTIONS = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -64,6 +66,32 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ResultsWriter(config, directory / "results.json"), "harness-results")
 
 
+def session_environment(config: pytest.Config) -> dict:
+    """The run's environment facts, read once at the end of the session (they initialise CUDA)."""
+    if ENVIRONMENT not in config.stash:
+        config.stash[ENVIRONMENT] = environment_facts()
+    return config.stash[ENVIRONMENT]
+
+
+def session_sections(config: pytest.Config) -> dict:
+    """The sections other plugins contribute through pytest_harness_results, asked once."""
+    if SECTIONS not in config.stash:
+        sections: dict = {}
+        for contribution in config.hook.pytest_harness_results(config=config):
+            sections.update(contribution or {})
+        config.stash[SECTIONS] = sections
+    return config.stash[SECTIONS]
+
+
+def verdict_records(config: pytest.Config) -> list[dict]:
+    """One results.json verdict record per bug; empty before the verdicts are drawn."""
+    registry = registry_of(config)
+    return [
+        verdict_record(registry[v.bug_id], bug_status(config, registry[v.bug_id]), v)
+        for v in config.stash.get(VERDICTS, [])
+    ]
+
+
 class ResultsWriter:
     def __init__(self, config: pytest.Config, path: Path) -> None:
         self.config = config
@@ -77,22 +105,14 @@ class ResultsWriter:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         config = self.config
-        environment = config.stash.setdefault(ENVIRONMENT, environment_facts())
-        registry = registry_of(config)
-        verdicts = [
-            verdict_record(registry[v.bug_id], bug_status(config, registry[v.bug_id]), v) for v in config.stash[VERDICTS]
-        ]
-        sections: dict = {}
-        for contribution in config.hook.pytest_harness_results(config=config):
-            sections.update(contribution or {})
         document = results_document(
             started=self.started,
             finished=_now(),
             exit_status=int(exitstatus),
-            environment=environment,
-            verdicts=verdicts,
+            environment=session_environment(config),
+            verdicts=verdict_records(config),
             tests=list(self.tests.values()),
-            sections=sections,
+            sections=session_sections(config),
         )
         self.path.write_text(json.dumps(document, indent=1, default=str), encoding="utf-8")
 

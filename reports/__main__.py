@@ -1,0 +1,64 @@
+"""python -m reports compare OLD.json NEW.json [-o compare.html]
+python -m reports matrix RESULTS.json... [-o matrix.html]
+
+Exit status: 0 done, 1 the new run has a new regression (compare), 2 bad input (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from reports.compare import compare, comparison_html, comparison_text, exit_status
+from reports.loading import ResultsError, load_results
+from reports.matrix import matrix_columns, matrix_html
+
+BAD_INPUT = 2
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="python -m reports", description="Read the harness's results.json files.")
+    commands = root.add_subparsers(dest="command", required=True)
+    compare_command = commands.add_parser(
+        "compare", help="what changed between two runs; exit 1 on a new regression"
+    )
+    compare_command.add_argument("old", type=Path, metavar="OLD.json")
+    compare_command.add_argument("new", type=Path, metavar="NEW.json")
+    compare_command.add_argument("-o", "--output", type=Path, default=Path("compare.html"), help="HTML page (default: compare.html)")
+    matrix_command = commands.add_parser("matrix", help="one grid of verdicts, bugs x (release x GPU), from many jobs")
+    matrix_command.add_argument("results", type=Path, nargs="+", metavar="RESULTS.json")
+    matrix_command.add_argument("-o", "--output", type=Path, default=Path("matrix.html"), help="HTML page (default: matrix.html)")
+    return root
+
+
+def run_compare(old: Path, new: Path, output: Path) -> int:
+    comparison = compare(load_results(old), load_results(new))
+    output.write_text(comparison_html(comparison, str(old), str(new)), encoding="utf-8")
+    print(comparison_text(comparison, str(old), str(new)))
+    print(f"page: {output}")
+    return exit_status(comparison)
+
+
+def run_matrix(results: list[Path], output: Path) -> int:
+    documents = [(path, load_results(path)) for path in results]
+    output.write_text(matrix_html(matrix_columns(documents, output)), encoding="utf-8")
+    print(f"matrix of {len(documents)} run(s): {output}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = parser().parse_args(argv)
+    try:
+        if arguments.command == "compare":
+            return run_compare(arguments.old, arguments.new, arguments.output)
+        return run_matrix(arguments.results, arguments.output)
+    except ResultsError as error:
+        print(f"error: {error}", file=sys.stderr)
+    except OSError as error:  # reads are ResultsErrors already: this is the page
+        print(f"error: {error.filename}: cannot write: {error.strerror}", file=sys.stderr)
+    return BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""pytest plugin: the harness's parts of the pytest-html report.
+
+The title names the releases and the GPU; the verdict table and the sweep summary sit at the top;
+the environment table holds the harness's facts; the results table gains columns from each
+report's user_properties (which pytest-xdist carries to the controller, where the page is drawn);
+a test's images show side by side. Everything is filled in at the end of the session, because
+reading the GPU's name initialises CUDA.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from html import escape
+from pathlib import Path
+
+import pytest
+from pytest_html import extras as html_extras
+from pytest_metadata.plugin import metadata_key
+
+from reports.environment import environment_rows, gpu_summary, release_summary
+from reports.html import VERDICTS_CSS, sweeps_summary, verdict_table
+from reports.plugin_results import session_environment, session_sections, verdict_records
+from reports.results import report_message
+
+LAYOUT_CSS = Path(__file__).with_name("report_layout.css")
+# (user_properties key, column heading), shown after the Test column.
+EXTRA_COLUMNS = (
+    ("known_bug", "Bug"),
+    ("device", "Device"),
+    ("size", "Size"),
+    ("threads", "Threads"),
+    ("evidence", "Evidence"),
+    ("iterations", "Iterations"),
+)
+_FIRST_EXTRA_COLUMN = 2
+_REPORT_DATA = pytest.StashKey[object]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("html"):
+        return
+    # Before pytest-html's own pytest_configure reads --css.
+    config.option.css = [*config.option.css, str(VERDICTS_CSS), str(LAYOUT_CSS)]
+    config.pluginmanager.register(ThumbnailStrip(), "harness-thumbnails")
+
+
+def report_title(environment: dict) -> str:
+    return f"GPU regression harness: {release_summary(environment)} on {gpu_summary(environment)}"
+
+
+def escaped_rows(rows: dict[str, str | dict[str, str]]) -> dict[str, str | dict[str, str]]:
+    """pytest-html puts environment values into the page as HTML: escape them."""
+    return {
+        key: {escape(k): escape(v) for k, v in value.items()} if isinstance(value, dict) else escape(value)
+        for key, value in rows.items()
+    }
+
+
+def pytest_html_report_title(report) -> None:
+    # Kept to be filled in at the end of the session: the title needs the GPU's name.
+    report.config.stash[_REPORT_DATA] = report
+
+
+def pytest_html_results_summary(prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:
+    config = session.config
+    environment = session_environment(config)
+    report_data = config.stash.get(_REPORT_DATA, None)
+    if report_data is not None:
+        report_data.title = report_title(environment)
+        rows = escaped_rows(environment_rows(environment))
+        plugins = config.stash.get(metadata_key, {}).get("Plugins")
+        if plugins:
+            rows["pytest plugins"] = escaped_rows({"plugins": plugins})["plugins"]
+        report_data.set_data("environment", rows)
+    prefix += [
+        "<h2>Known-bug verdicts</h2>",
+        verdict_table(verdict_records(config)),
+        "<h2>Sweep findings</h2>",
+        sweeps_summary(session_sections(config).get("sweeps")),
+    ]
+
+
+def pytest_html_results_table_header(cells: list) -> None:
+    cells[_FIRST_EXTRA_COLUMN:_FIRST_EXTRA_COLUMN] = [
+        f'<th class="sortable" data-column-type="{key}">{heading}</th>' for key, heading in EXTRA_COLUMNS
+    ]
+
+
+def pytest_html_results_table_row(report: pytest.TestReport, cells: list) -> None:
+    properties = dict(report.user_properties)
+    cells[_FIRST_EXTRA_COLUMN:_FIRST_EXTRA_COLUMN] = [
+        f'<td class="col-{key}">{escape(str(properties.get(key, "")))}</td>' for key, _ in EXTRA_COLUMNS
+    ]
+
+
+def pytest_html_results_table_html(report: pytest.TestReport, data: list) -> None:
+    """A skip or an expected failure opens with its reason, in words (the log alone shows a skip
+    as a raw (path, line, reason) tuple, and an xfail as a traceback without the verdict)."""
+    if not report.skipped:
+        return
+    word = "Expected failure" if hasattr(report, "wasxfail") else "Skipped"
+    if isinstance(report.longrepr, tuple):
+        del data[0]
+    data.insert(0, f'<span class="outcome-reason">{word}: {escape(report_message(report))}</span>\n')
+
+
+def is_base64(content: object) -> bool:
+    try:
+        base64.b64decode(str(content).encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        return False
+    return True
+
+
+def thumbnail_strip(images: list[dict]) -> str:
+    figures = "".join(
+        f'<figure><img src="data:{escape(image["mime_type"])};base64,{image["content"]}" alt="{escape(image["name"])}">'
+        f"<figcaption>{escape(image['name'])}</figcaption></figure>"
+        for image in images
+    )
+    return f'<div class="thumbnails">{figures}</div>'
+
+
+class ThumbnailStrip:
+    """On the controller, before pytest-html reads the report: a test's embedded images become one
+    row of captioned thumbnails (source, decoded, difference side by side)."""
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        extras = getattr(report, "extras", [])
+        images = [e for e in extras if e.get("format_type") == html_extras.FORMAT_IMAGE and is_base64(e.get("content"))]
+        if images:
+            others = [extra for extra in extras if extra not in images]
+            report.extras = [html_extras.html(thumbnail_strip(images)), *others]

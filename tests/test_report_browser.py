@@ -1,0 +1,113 @@
+"""The pages as a reviewer sees them: report.html, the compare page and matrix.html opened in a
+real headless Chromium, which runs pytest-html's script. Checks the DOM after the scripts ran
+(--dump-dom), that the page logged nothing to the console (no script error, no failed fetch), and
+saves a screenshot of each under reports/out/ for a person to look at."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from reports.__main__ import main as reports_command
+from tests.report_session import BEFORE, BUGS, NOW, run_session
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium not installed: apt-get update && apt-get install -y chromium"
+)
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "reports" / "out"
+QUIET = [  # no network, no first-run work, no sandbox (containers), no GPU
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    dom: str
+    console: list[str]  # every console message the page produced
+
+
+def open_in_chromium(page: Path, screenshot: Path, profile: Path, height: int) -> Rendered:
+    """Load the page twice, in fresh profiles: once for the DOM and the console, once for the picture."""
+    common = [CHROMIUM, *QUIET, "--virtual-time-budget=5000"]
+    dumped = subprocess.run(
+        [*common, f"--user-data-dir={profile / 'dom'}", "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    subprocess.run(
+        [*common, f"--user-data-dir={profile / 'shot'}", f"--window-size=1400,{height}", f"--screenshot={screenshot}", page.as_uri()],
+        capture_output=True, timeout=120, check=True,
+    )
+    assert screenshot.stat().st_size > 10_000, f"{screenshot}: no picture"
+    console = [line for line in dumped.stderr.splitlines() if ":CONSOLE" in line]
+    return Rendered(dumped.stdout, console)
+
+
+@pytest.fixture
+def runs(harness: pytest.Pytester, tmp_path: Path) -> dict[str, Path]:
+    """Two runs of the same tests: 'old' where every bug still affects the release, 'new' where
+    one bug stays, one came back and one is fixed. Each directory holds report.html and results.json."""
+    for name, affected in (("old", BEFORE), ("new", NOW)):
+        run_session(harness, tmp_path / name, affected)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return {name: tmp_path / name for name in ("old", "new")}
+
+
+def test_report_page_shows_verdicts_columns_reasons_and_images(runs, tmp_path: Path) -> None:
+    shown = open_in_chromium(runs["new"] / "report.html", SCREENSHOTS / "report.png", tmp_path / "profile", 2400)
+    dom = shown.dom
+    assert shown.console == []
+    assert re.search(r'<h1 id="title">GPU regression harness: torch \S+, torchvision \S+, kornia \S+ on CPU only</h1>', dom)
+    rows = re.findall(r'<tr class="verdict-row verdict-([\w-]+)" data-bug="([\w-]+)">', dom)
+    assert rows == [("reproduced", "fake-reproduced"), ("regressed", "fake-regressed"), ("fixed", "fake-fixed")]
+    for number in (number for _, number in BUGS.values()):
+        assert f'href="https://example.invalid/issues/{number}"' in dom and f'href="https://example.invalid/pull/{number}1"' in dom
+    # pytest-html's script drew one row per test, with the harness's columns.
+    tests = json.loads((runs["new"] / "results.json").read_text())["tests"]
+    assert len(re.findall(r'<tbody class="results-table-row \w+" id=', dom)) == len(tests)  # templates have no id
+    assert re.search(r'<td class="col-known_bug">fake-regressed</td>.*?<td class="col-iterations">7</td>', dom, re.S)
+    assert '<td class="col-device">cuda:0</td>' in dom
+    assert "Skipped: cuda:0 requested, 0 CUDA devices visible" in dom
+    # The failing test's three images, embedded, side by side, in place of the one-at-a-time viewer.
+    strip = re.search(r'<div class="thumbnails">(.*?)</div>', dom, re.S).group(1)
+    assert re.findall(r'<img src="data:image/png;base64,[^"]+" alt="(\w+)">', strip) == ["source", "decoded", "difference"]
+    assert "GPUs" in dom and "none visible" in dom  # the environment table, drawn by the script
+
+
+def test_compare_page_leads_with_the_new_regression(runs, tmp_path: Path) -> None:
+    page = tmp_path / "compare.html"
+    old, new = runs["old"] / "results.json", runs["new"] / "results.json"
+    assert reports_command(["compare", str(old), str(new), "-o", str(page)]) == 1
+    shown = open_in_chromium(page, SCREENSHOTS / "compare.png", tmp_path / "profile", 1000)
+    assert shown.console == []
+    assert '<span class="verdict verdict-regressed">1 new regression(s)</span>' in shown.dom
+    regressions = shown.dom[shown.dom.index('id="new-regressions"') : shown.dom.index("Newly fixed")]
+    assert re.findall(r'data-bug="([\w-]+)"', regressions) == ["fake-regressed"]
+    fixed = shown.dom[shown.dom.index('id="newly-fixed"') : shown.dom.index("All verdict changes")]
+    assert re.findall(r'data-bug="([\w-]+)"', fixed) == ["fake-fixed"]
+
+
+def test_matrix_cells_link_to_each_jobs_report(runs, tmp_path: Path) -> None:
+    page = tmp_path / "matrix.html"
+    assert reports_command(["matrix", str(runs["old"] / "results.json"), str(runs["new"] / "results.json"), "-o", str(page)]) == 0
+    shown = open_in_chromium(page, SCREENSHOTS / "matrix.png", tmp_path / "profile", 600)
+    assert shown.console == []
+    cells = re.findall(r'<td class="cell verdict-([\w-]+)" data-bug="([\w-]+)"[^>]*><a href="([^"]+)">', shown.dom)
+    assert len(cells) == 2 * len(BUGS)
+    assert ("regressed", "fake-regressed", "new/report.html") in cells
+    assert ("reproduced", "fake-regressed", "old/report.html") in cells
+    assert all((page.parent / href).is_file() for _, _, href in cells)

@@ -1,0 +1,160 @@
+"""python -m reports compare / matrix: the pure comparison and grid, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reports.__main__ import main
+from reports.compare import compare, comparison_html, comparison_text, exit_status
+from reports.matrix import matrix_columns, matrix_html, report_href
+
+ENVIRONMENT = {
+    "packages": {"torch": "2.6.0", "torchvision": "0.21.0", "kornia": "0.7.1"},
+    "gpus": [{"index": 0, "name": "NVIDIA A100", "memory_gib": 39.4, "capability": "8.0"}],
+    "ci": {},
+}
+
+
+def verdict(bug_id: str, value: str, installed: str = "0.7.1") -> dict:
+    return {
+        "bug_id": bug_id, "verdict": value, "title": f"title of {bug_id}", "package": "kornia", "installed": installed,
+        "evidence": "direct", "detail": "", "affected_range": "<0.7.2", "first_fixed": "0.7.2",
+    }
+
+
+def document(verdicts: dict[str, str], tests: dict[str, str], environment: dict = ENVIRONMENT) -> dict:
+    return {
+        "schema_version": 1,
+        "environment": environment,
+        "verdicts": [verdict(bug_id, value) for bug_id, value in verdicts.items()],
+        "tests": [{"nodeid": nodeid, "outcome": outcome} for nodeid, outcome in tests.items()],
+    }
+
+
+OLD = document(
+    {"a-1": "reproduced", "b-2": "reproduced", "c-3": "regressed", "gone-4": "fixed"},
+    {"t::one": "xfailed", "t::two": "passed", "t::removed": "passed"},
+)
+NEW = document(
+    {"a-1": "regressed", "b-2": "fixed", "c-3": "regressed", "new-5": "regressed"},
+    {"t::one": "failed", "t::two": "passed", "t::added": "skipped"},
+)
+
+
+def test_new_regressions_are_those_not_regressed_before() -> None:
+    comparison = compare(OLD, NEW)
+    assert [c.bug_id for c in comparison.new_regressions] == ["a-1", "new-5"]  # c-3 was regressed already
+    assert [c.bug_id for c in comparison.newly_fixed] == ["b-2"]
+    assert [(c.bug_id, c.old, c.new) for c in comparison.verdict_changes] == [
+        ("a-1", "reproduced", "regressed"), ("b-2", "reproduced", "fixed"), ("new-5", None, "regressed"), ("gone-4", "fixed", None),
+    ]
+    assert exit_status(comparison) == 1
+
+
+def test_tests_added_removed_and_changed() -> None:
+    comparison = compare(OLD, NEW)
+    assert comparison.tests_added == ("t::added",) and comparison.tests_removed == ("t::removed",)
+    assert [(c.nodeid, c.old, c.new) for c in comparison.outcome_changes] == [("t::one", "xfailed", "failed")]
+
+
+def test_same_run_twice_changes_nothing_and_exits_zero() -> None:
+    comparison = compare(NEW, NEW)
+    assert comparison.verdict_changes == () == comparison.tests_added == comparison.outcome_changes
+    assert exit_status(comparison) == 0
+    assert "NEW REGRESSIONS: 0" in comparison_text(comparison, "a.json", "b.json")
+    assert "no new regression" in comparison_html(comparison, "a.json", "b.json")
+
+
+def test_text_and_page_lead_with_the_regressions() -> None:
+    comparison = compare(OLD, NEW)
+    text = comparison_text(comparison, "old.json", "new.json")
+    assert text.splitlines()[2] == "NEW REGRESSIONS: 2"
+    assert "a-1" in text.splitlines()[3] and "reproduced -> regressed" in text.splitlines()[3]
+    page = comparison_html(comparison, "old.json", "new.json")
+    assert "2 new regression(s)" in page
+    regressions = page[page.index('id="new-regressions"') : page.index("Newly fixed")]
+    assert 'data-bug="a-1"' in regressions and 'data-bug="new-5"' in regressions and 'data-bug="c-3"' not in regressions
+
+
+def test_matrix_has_a_column_per_job_sorted_by_release_and_gpu(tmp_path: Path) -> None:
+    newer = {**ENVIRONMENT, "packages": {**ENVIRONMENT["packages"], "kornia": "0.7.2"}, "gpus": [], "ci": {"HARNESS_JOB_NAME": "k072-cpu"}}
+    documents = [
+        (tmp_path / "k072" / "results.json", document({"a-1": "fixed"}, {}, newer)),
+        (tmp_path / "k071" / "results.json", document({"a-1": "reproduced", "b-2": "skipped"}, {})),
+    ]
+    columns = matrix_columns(documents, tmp_path / "matrix.html")
+    assert [(c.releases[-1], c.gpu, c.job) for c in columns] == [("kornia 0.7.1", "1 x NVIDIA A100", "k071"), ("kornia 0.7.2", "CPU only", "k072-cpu")]
+    page = matrix_html(columns)
+    assert page.count('<tr data-bug="a-1">') == 1 and page.count('<tr data-bug="b-2">') == 1
+    assert '<a href="k071/report.html"><span class="verdict verdict-reproduced">reproduced</span></a>' in page
+    assert '<a href="k072/report.html"><span class="verdict verdict-fixed">fixed</span></a>' in page
+    assert 'title="not in this run"' in page  # b-2 in the 0.7.2 job
+
+
+def test_matrix_links_to_the_ci_report_url_when_set(tmp_path: Path) -> None:
+    environment = {**ENVIRONMENT, "ci": {"HARNESS_REPORT_URL": "https://ci.invalid/run/7/report.html"}}
+    href = report_href(tmp_path / "a" / "results.json", document({}, {}, environment), tmp_path / "out" / "m.html")
+    assert href == "https://ci.invalid/run/7/report.html"
+    assert report_href(tmp_path / "a" / "results.json", document({}, {}), tmp_path / "out" / "m.html") == "../a/report.html"
+
+
+def write(path: Path, content: object) -> Path:
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+def test_compare_command_exits_1_on_a_new_regression_and_writes_the_page(tmp_path: Path, capsys) -> None:
+    old, new = write(tmp_path / "old.json", OLD), write(tmp_path / "new.json", NEW)
+    assert main(["compare", str(old), str(new), "-o", str(tmp_path / "c.html")]) == 1
+    assert "NEW REGRESSIONS: 2" in capsys.readouterr().out
+    assert "2 new regression(s)" in (tmp_path / "c.html").read_text()
+    assert main(["compare", str(new), str(new), "-o", str(tmp_path / "c.html")]) == 0
+
+
+def test_matrix_command_writes_the_grid(tmp_path: Path, capsys) -> None:
+    (tmp_path / "job").mkdir()
+    results = write(tmp_path / "job" / "results.json", NEW)
+    assert main(["matrix", str(results), "-o", str(tmp_path / "matrix.html")]) == 0
+    assert '<a href="job/report.html">' in (tmp_path / "matrix.html").read_text()
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "cannot read: No such file or directory"),
+        ("{not json", "not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+        ([1, 2], "not a harness results file (no schema_version)"),
+        ({"verdicts": []}, "not a harness results file (no schema_version)"),
+        ({**NEW, "schema_version": 2}, "schema_version 2; these tools read 1"),
+        ({**NEW, "verdicts": {}}, "'verdicts' must be a JSON array"),
+    ],
+)
+@pytest.mark.parametrize("command", ["compare", "matrix"])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, content, message, command) -> None:
+    bad = tmp_path / "bad.json"
+    if content is not None:
+        write(bad, content)
+    good = write(tmp_path / "good.json", NEW)
+    arguments = [str(good), str(bad)] if command == "compare" else [str(bad)]
+    assert main([command, *arguments, "-o", str(tmp_path / "page.html")]) == 2
+    assert capsys.readouterr().err == f"error: {bad}: {message}\n"
+    assert not (tmp_path / "page.html").exists()
+
+
+def test_unwritable_page_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
+    good = write(tmp_path / "good.json", NEW)
+    assert main(["compare", str(good), str(good), "-o", str(tmp_path / "no" / "dir" / "c.html")]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path / 'no' / 'dir' / 'c.html'}: cannot write: No such file or directory\n"
+
+
+def test_module_runs_as_a_command_without_traceback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "reports", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
+        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.returncode == 2 and done.stderr == f"error: {tmp_path / 'a.json'}: cannot read: No such file or directory\n"
