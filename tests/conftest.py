@@ -1,4 +1,5 @@
-"""Self-tests of the harness. `pytester` runs small pytest sessions with the harness plugins."""
+"""Self-tests of the harness. `pytester` runs small pytest sessions with the harness plugins;
+tests/plugin_fault_matrix.py adds the `catches` marker and prints the fault x oracle matrix."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from conftest import pytest_plugins as HARNESS_PLUGINS
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "tests.plugin_fault_matrix"]
 
 
 REPO = Path(__file__).resolve().parents[1]

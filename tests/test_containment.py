@@ -25,6 +25,10 @@ def test_still_runs():
 """
 
 
+@pytest.mark.catches(
+    "reports/plugin_results.py::ResultsWriter.pytest_runtest_logreport",
+    "reports/plugin_results.py::ResultsWriter.pytest_sessionfinish",
+)
 def test_fault_segfault_and_hang_in_isolated_tests_are_attributed_and_the_run_completes(harness, tmp_path) -> None:
     harness.makepyfile(CRASH_AND_HANG)
     result = harness.runpytest_subprocess(f"--report-dir={tmp_path}", "-rA")
@@ -57,6 +61,10 @@ def test_others(n):
 """
 
 
+@pytest.mark.catches(
+    "reports/plugin_results.py::ResultsWriter.pytest_runtest_logreport",
+    "reports/plugin_results.py::ResultsWriter.pytest_sessionfinish",
+)
 def test_fault_segfault_and_hang_under_xdist_restart_the_worker_and_keep_the_report(harness, tmp_path) -> None:
     # pytest-timeout's thread method, as pyproject.toml sets it, ends the hung worker process;
     # xdist then blames the running test and starts a fresh worker.
@@ -81,6 +89,10 @@ def test_later(device):
 """
 
 
+@pytest.mark.catches(
+    "fixtures/plugin_devices.py::pytest_runtest_makereport",
+    "fixtures/cuda_health.py::sticky_cuda_error",
+)
 def test_fault_sticky_cuda_error_stops_later_gpu_tests_in_the_process(harness, monkeypatch) -> None:
     # Simulated: one visible GPU, and a test body that raises torch's text for a sticky error.
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
@@ -110,7 +122,11 @@ def test_a_changes_everything():
 """
 
 
-def test_tests_leave_no_global_state_behind(harness) -> None:
+@pytest.mark.catches(
+    "fixtures/plugin_determinism.py::seeded_rng",
+    "fixtures/torch_state.py::seeded_and_restored",
+)
+def test_fault_a_test_that_changes_global_state_leaves_none_behind(harness) -> None:
     from fixtures.torch_state import current_flags
 
     import random

@@ -1,6 +1,7 @@
 """The torchvision-8587 oracle fails on faulty encoder output: noise bytes, truncated bytes,
-corrupt bytes, a valid JPEG of noise, the previous frame's bytes, a decoder that overwrote freed
-memory; and it passes a correct encode (so its threshold is not too tight)."""
+corrupt bytes, a valid JPEG of noise, the previous frame's bytes, a decoded frame of another size,
+a decoder that overwrote freed memory, noise from the threaded stress test's workers; and it passes
+a correct encode (so its threshold is not too tight)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ import torch
 from torchvision.io import encode_jpeg
 
 from fixtures.outcomes import BugObserved
+from fixtures.race_budget import RaceBudget
+from suites.torchvision_8587_encode_jpeg import test_threaded_encodes as threaded
 from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, gradient_image
 from suites.torchvision_8587_encode_jpeg.oracle import (
     MAX_MEAN_ABS_DIFF,
     QUALITY,
     TORCHVISION_IO_DEPRECATION,
     Where,
+    check_decoded,
     check_jpeg,
     check_untouched,
 )
@@ -49,22 +53,29 @@ def test_correct_encode_passes(content):
     assert check_jpeg(image, encode_jpeg(image, quality=QUALITY), WHERE) < MAX_MEAN_ABS_DIFF
 
 
+@pytest.mark.catches("suites/torchvision_8587_encode_jpeg/oracle.py::check_jpeg")
 def test_fault_noise_bytes(source):
     noise = torch.randint(0, 256, (5000,), dtype=torch.uint8, generator=torch.Generator().manual_seed(3))
     with pytest.raises(BugObserved, match="corrupt JPEG"):
         check_jpeg(source, noise, WHERE)
 
 
+@pytest.mark.catches("suites/torchvision_8587_encode_jpeg/oracle.py::check_jpeg")
 def test_fault_truncated_bytes(source, good_bytes):
     with pytest.raises(BugObserved, match="truncated"):
         check_jpeg(source, good_bytes[: len(good_bytes) // 2], WHERE)
 
 
+@pytest.mark.catches("suites/torchvision_8587_encode_jpeg/oracle.py::check_jpeg")
 def test_fault_corrupt_bytes(source, good_bytes):
     with pytest.raises(BugObserved):
         check_jpeg(source, corrupt_middle(good_bytes), WHERE)
 
 
+@pytest.mark.catches(
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_jpeg",
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_decoded",
+)
 def test_fault_valid_jpeg_of_noise_names_where_and_difference(source):
     """The upstream symptom: a well-formed JPEG whose content is noise."""
     noise = torch.randint(0, 256, source.shape, dtype=torch.uint8, generator=torch.Generator().manual_seed(4))
@@ -90,6 +101,10 @@ class StaleEncoder:
         return current if stale is None else stale
 
 
+@pytest.mark.catches(
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_jpeg",
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_decoded",
+)
 @pytest.mark.parametrize("sizes", [[(96, 131)] * 3, [(96, 131), (64, 200), (150, 77)]], ids=["same-size", "new-sizes"])
 def test_fault_previous_frames_bytes(sizes):
     encode, rng = StaleEncoder(), torch.Generator().manual_seed(5)
@@ -99,8 +114,35 @@ def test_fault_previous_frames_bytes(sizes):
             check_jpeg(frame, encode(frame), Where("cpu", height, width, iteration))
 
 
+@pytest.mark.catches("suites/torchvision_8587_encode_jpeg/oracle.py::check_untouched")
 def test_fault_decoder_wrote_into_freed_memory():
     numel = 10
     check_untouched([1 * numel, 2 * numel], numel, WHERE)
     with pytest.raises(BugObserved, match="wrote into memory"):
         check_untouched([1 * numel, 2 * numel - 37], numel, WHERE)
+
+
+@pytest.mark.catches("suites/torchvision_8587_encode_jpeg/oracle.py::check_decoded")
+def test_fault_decoded_frame_of_another_size(source, good_bytes):
+    other = gradient_image(WHERE.width, WHERE.height, torch.Generator().manual_seed(6), CPU)
+    with pytest.raises(BugObserved, match=r"decoded shape \(3, 131, 96\), expected \(3, 96, 131\)"):
+        check_decoded(source, other, WHERE, "faked decoder")
+
+
+def noise_encoder(image: torch.Tensor, quality: int) -> torch.Tensor:
+    """A faked encode_jpeg that returns a valid JPEG of noise (upstream 8587's symptom)."""
+    noise = torch.randint(0, 256, image.shape, dtype=torch.uint8, generator=torch.Generator().manual_seed(7))
+    return encode_jpeg(noise, quality=quality)
+
+
+@pytest.mark.catches("suites/torchvision_8587_encode_jpeg/test_threaded_encodes.py::test_threaded_encodes_under_load")
+def test_fault_noise_from_every_worker_thread(monkeypatch):
+    """The threaded stress test turns its workers' findings into one BugObserved (not a plain error)."""
+    monkeypatch.setattr(threaded, "encode_jpeg", noise_encoder)
+    monkeypatch.setitem(threaded.FRAME_SIDE, "cpu", 64)  # the fault shows on any size; keep it fast
+    properties: list[tuple[str, object]] = []
+    with pytest.raises(BugObserved, match="2 of 2 threads saw a bad frame; first: cpu 64x64 iteration 0"):
+        threaded.test_threaded_encodes_under_load(
+            "cpu", 2, RaceBudget(2, None), 0, lambda name, image: None, lambda *item: properties.append(item)
+        )
+    assert properties == [("iterations", 0)]

@@ -2,10 +2,14 @@
 
 The faults copy the real bugs' shapes: kornia 0.7.1 kept `pl` as a plain attribute (2791); the
 0.7.2-dev `gaussian()` built `tensor([[mean]])` without device= next to an arange on the input's
-device (2837).
+device (2837). The direct tests' numeric comparisons run the CPU reference first and the device
+run second; on this machine both are on the CPU, so a fault that drifts after its first call
+stands in for a device that computes something else.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -67,6 +71,10 @@ def forgetful_arange_blur(image: torch.Tensor) -> torch.Tensor:
     return image * weights
 
 
+@pytest.mark.catches(
+    "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_pl_is_registered_state",
+    "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_float64",
+)
 def test_fault_plain_attribute_pl_is_flagged_by_the_2791_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", PlainAttributeJitter)
     with pytest.raises(BugObserved, match="pl"):
@@ -75,12 +83,18 @@ def test_fault_plain_attribute_pl_is_flagged_by_the_2791_proxy(monkeypatch: pyte
         jitter_proxy.test_state_follows_to_float64("CIED")
 
 
+@pytest.mark.catches("suites/kornia_2791_planckian_jitter/test_planckian_jitter_device.py::moved_run_matches_cpu")
 def test_fault_corrupted_coefficients_are_flagged_by_the_2791_direct_oracle(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jitter_direct, "RandomPlanckianJitter", CorruptedOnMoveJitter)
     with pytest.raises(BugObserved, match="differs from CPU"):
         jitter_direct.moved_run_matches_cpu("blackbody", None, 4, torch.device("cpu"))
 
 
+@pytest.mark.catches(
+    "fixtures/module_state.py::unregistered_tensors",
+    "fixtures/module_state.py::tensors_not_following_dtype",
+    "fixtures/module_state.py::device_move_check",
+)
 def test_fault_unregistered_table_does_not_follow_to() -> None:
     faulty, correct = TableModule(registered=False), TableModule(registered=True)
     assert list(unregistered_tensors(faulty)) == ["table"] and not unregistered_tensors(correct)
@@ -91,18 +105,21 @@ def test_fault_unregistered_table_does_not_follow_to() -> None:
     assert device_move_check(correct, "meta").kind == CLEAN
 
 
+@pytest.mark.catches("suites/kornia_sweeps/test_state_sweep.py::state_result")
 def test_fault_unregistered_table_is_a_state_sweep_finding() -> None:
     result = state_result(TableModule(registered=False))
     assert result.kind == FINDING and "not registered: table" in result.detail
     assert state_result(TableModule(registered=True)).kind == CLEAN
 
 
+@pytest.mark.catches("suites/kornia_2837_jpeg_device/test_jpeg_chain_meta.py::test_chain_piece_stays_on_meta")
 def test_fault_forgetful_gaussian_is_flagged_by_the_2837_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(chain.CHAIN_PIECES, "gaussian", lambda d: forgetful_gaussian(5, torch.ones(1, 1, device=d)))
     with pytest.raises(BugObserved, match="not on the expected device meta"):
         test_jpeg_chain_meta.test_chain_piece_stays_on_meta("gaussian")
 
 
+@pytest.mark.catches("suites/kornia_2837_jpeg_device/test_jpeg_device.py::_run_on_device")
 def test_fault_forgetful_gaussian_is_flagged_by_the_2837_direct_helper() -> None:
     """The direct test's device run goes through the same classifier; meta stands in for a GPU."""
     with pytest.raises(BugObserved, match="gaussian on meta"):
@@ -111,8 +128,65 @@ def test_fault_forgetful_gaussian_is_flagged_by_the_2837_direct_helper() -> None
         )
 
 
+@pytest.mark.catches("suites/kornia_sweeps/test_device_sweep.py::device_result")
 def test_fault_forgetful_arange_is_a_device_sweep_finding() -> None:
     call = SweepCall("fake.blur", lambda d: forgetful_arange_blur(torch.rand(1, 3, 4, 4).to(d)))
     result = device_result(call, torch.device("meta"))
     assert result.kind == FINDING, result
     assert device_result(SweepCall("fake.ok", lambda d: torch.rand(1, 3).to(d) * 2), torch.device("meta")).kind == CLEAN
+
+
+@pytest.mark.catches("suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_meta")
+def test_fault_plain_attribute_table_is_left_on_cpu_by_to_meta(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Today's jitter cannot move to meta at all (its sampler calls .item()), so a module with
+    0.7.1's plain-attribute layout and no sampler stands in for it."""
+    monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", lambda mode: TableModule(registered=False))
+    with pytest.raises(BugObserved, match="after .to\\('meta'\\): table is on cpu"):
+        jitter_proxy.test_state_follows_to_meta("blackbody")
+    monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", lambda mode: TableModule(registered=True))
+    jitter_proxy.test_state_follows_to_meta("blackbody")
+
+
+class WrongAfterFirstCall:
+    """Wraps a function: the first call (the CPU reference) is left alone; every later call (the
+    device run) hands its output and arguments to `fault`, which returns what the device computed."""
+
+    def __init__(self, function: Callable, fault: Callable) -> None:
+        self.function, self.fault, self.calls = function, fault, 0
+
+    def __call__(self, *args):
+        output = self.function(*args)
+        self.calls += 1
+        return output if self.calls == 1 else self.fault(output, *args)
+
+
+def shifted_output(output: torch.Tensor, image: torch.Tensor, quality: torch.Tensor) -> torch.Tensor:
+    return output + 0.05
+
+
+def scaled_gradient(output: torch.Tensor, image: torch.Tensor, quality: torch.Tensor) -> torch.Tensor:
+    """The same values with half as much again of the input gradient (the added term is zero forward)."""
+    return output + 0.5 * (image - image.detach())
+
+
+@pytest.mark.catches("suites/kornia_2837_jpeg_device/test_jpeg_device.py::test_codec_on_device_matches_cpu")
+@pytest.mark.parametrize(
+    ("fault", "reported"),
+    [
+        pytest.param(shifted_output, "output on cpu differs from CPU", id="shifted-output"),
+        pytest.param(scaled_gradient, "input gradient on cpu differs from CPU", id="scaled-gradient"),
+    ],
+)
+def test_fault_device_codec_that_computes_something_else(monkeypatch: pytest.MonkeyPatch, fault: Callable, reported: str) -> None:
+    codec = WrongAfterFirstCall(test_jpeg_device.jpeg_codec_differentiable, fault)
+    monkeypatch.setattr(test_jpeg_device, "jpeg_codec_differentiable", codec)
+    with pytest.raises(BugObserved, match=reported):
+        test_jpeg_device.test_codec_on_device_matches_cpu("cpu", (1, 3, 16, 16), [50.0])
+
+
+@pytest.mark.catches("suites/kornia_2837_jpeg_device/test_jpeg_device.py::test_chain_piece_on_device_matches_cpu")
+def test_fault_device_chain_piece_that_computes_something_else(monkeypatch: pytest.MonkeyPatch) -> None:
+    piece = WrongAfterFirstCall(chain.CHAIN_PIECES["gaussian"], lambda output, device: output + 1e-3)
+    monkeypatch.setitem(chain.CHAIN_PIECES, "gaussian", piece)
+    with pytest.raises(BugObserved, match="gaussian on cpu differs from CPU"):
+        test_jpeg_device.test_chain_piece_on_device_matches_cpu("cpu", "gaussian")

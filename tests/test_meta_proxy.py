@@ -36,8 +36,9 @@ META_LIMITS = {
 }
 
 
+@pytest.mark.catches("fixtures/meta_proxy.py::classify_call")
 @pytest.mark.parametrize("case", list(MISMATCHES))
-def test_real_mismatch_is_a_finding(case: str) -> None:
+def test_fault_real_device_mismatch_is_a_finding(case: str) -> None:
     result = classify_call(MISMATCHES[case], "meta")
     assert result.kind == FINDING, result
     assert "meta" in result.detail or "cpu" in result.detail
@@ -60,12 +61,15 @@ def test_meta_only_work_is_clean() -> None:
         "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
         "Expected all tensors to be on the same device, but got index is on cpu, different from other tensors on cuda:1",
     ],
+    ids=["cuda:0 and cpu", "index on cpu, others on cuda:1"],
 )
-def test_cuda_wordings_are_findings(message: str) -> None:
+@pytest.mark.catches("fixtures/meta_proxy.py::classify_error")
+def test_fault_cuda_mismatch_wordings_are_findings(message: str) -> None:
     assert classify_error(RuntimeError(message)).kind == FINDING
 
 
-def test_mismatch_wins_over_a_limit_in_the_same_error() -> None:
+@pytest.mark.catches("fixtures/meta_proxy.py::classify_error")
+def test_fault_mismatch_wins_over_a_limit_in_the_same_error() -> None:
     error = NotImplementedError("Tensor on device cpu is not on the expected device meta!")
     assert classify_error(error).kind == FINDING
 
