@@ -28,7 +28,7 @@ def gpus(monkeypatch: pytest.MonkeyPatch):
     return simulate
 
 
-def test_default_collects_cpu_and_two_cuda_slots_and_skips_missing_with_reasons(harness, gpus) -> None:
+def test_all_devices_collects_cpu_and_two_cuda_slots_and_skips_missing_with_reasons(harness, gpus) -> None:
     gpus(1)
     harness.makepyfile(DEVICE_TEST)
     result = harness.runpytest("-rs", "-v")

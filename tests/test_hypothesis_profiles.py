@@ -9,7 +9,7 @@ from fixtures.hypothesis_profiles import PROFILES, default_profile
 
 
 @pytest.mark.parametrize(("environ", "profile"), [({"CI": "true"}, "ci"), ({}, "dev"), ({"CI": ""}, "dev")])
-def test_default_profile(environ: dict, profile: str) -> None:
+def test_profile_chosen_from_the_environment(environ: dict, profile: str) -> None:
     assert default_profile(environ) == profile
 
 
