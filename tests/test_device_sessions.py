@@ -157,3 +157,23 @@ def test_collecting_every_suite_never_initialises_cuda(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert not flag.exists()
     assert "tests collected" in run.stdout
+
+
+def test_risky_gpu_tests_are_isolated_only_on_a_visible_gpu(harness, gpus) -> None:
+    gpus(1)
+    harness.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.isolated_on_gpu(timeout=30)
+        def test_risky(device):
+            pass
+
+        def test_plain(device):
+            pass
+        """
+    )
+    items, _ = harness.inline_genitems("--device", "cpu,cuda:0,cuda:1")
+    isolated = {item.name: item.get_closest_marker("isolated") for item in items}
+    assert {name for name, marker in isolated.items() if marker} == {"test_risky[cuda:0]"}
+    assert isolated["test_risky[cuda:0]"].kwargs == {"timeout": 30}

@@ -31,6 +31,8 @@ def fresh_dynamo() -> Iterator[None]:
 
 
 @pytest.mark.known_bug("sam2-460")
+# Reading an overwritten CUDA-graph output is what upstream saw crash.
+@pytest.mark.isolated_on_gpu
 @pytest.mark.parametrize("mode", CUDA_GRAPH_MODES)
 def test_compiled_encoder_matches_eager(device, mode, record_property):
     if device == "cpu" and mode != CPU_TWIN_MODE:
