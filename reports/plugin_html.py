@@ -88,8 +88,9 @@ def pytest_html_results_table_header(cells: list) -> None:
     ]
 
 
-def pytest_html_results_table_row(report: pytest.TestReport, cells: list) -> None:
-    properties = dict(report.user_properties)
+def pytest_html_results_table_row(report: pytest.TestReport | pytest.CollectReport, cells: list) -> None:
+    # A collection error (a suite whose library fails to import) arrives as a CollectReport.
+    properties = dict(getattr(report, "user_properties", ()))
     cells[_FIRST_EXTRA_COLUMN:_FIRST_EXTRA_COLUMN] = [
         f'<td class="col-{key}">{escape(str(properties.get(key, "")))}</td>' for key, _ in EXTRA_COLUMNS
     ]

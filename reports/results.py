@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from fixtures.outcomes import skip_reason
 from fixtures.registry import Bug
 from fixtures.verdicts import BugVerdict
 from fixtures.versions import AffectedStatus
@@ -35,7 +36,7 @@ def report_message(report: pytest.TestReport) -> str:
     if hasattr(report, "wasxfail"):
         return report.wasxfail
     if report.skipped and isinstance(report.longrepr, tuple):
-        return report.longrepr[2].removeprefix("Skipped: ")
+        return skip_reason(report)
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
         return crash.message

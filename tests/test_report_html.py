@@ -184,3 +184,12 @@ def test_thumbnail_strip_captions_each_image() -> None:
         '<div class="thumbnails"><figure><img src="data:image/png;base64,AAAA" alt="a&lt;b">'
         "<figcaption>a&lt;b</figcaption></figure></div>"
     )
+
+
+def test_a_collection_error_still_gives_a_report(harness, tmp_path) -> None:
+    # A suite whose library fails to import reaches pytest-html as a CollectReport.
+    harness.makepyfile(test_broken="import a_library_that_is_not_installed", test_fine="def test_ok():\n    pass\n")
+    result = harness.runpytest(f"--report-dir={tmp_path}", "--continue-on-collection-errors")
+    result.assert_outcomes(passed=1, errors=1)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert "a_library_that_is_not_installed" in (tmp_path / "report.html").read_text()

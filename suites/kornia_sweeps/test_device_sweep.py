@@ -40,14 +40,13 @@ def test_callable_stays_on_device(device: str, name: str, sweep_record) -> None:
     sweep_record("device", name, str(target_device), device_result(TARGETS[name], target_device))
 
 
-def test_sweep_names_what_it_does_not_cover(request: pytest.FixtureRequest) -> None:
+def test_sweep_names_what_it_does_not_cover(record_property) -> None:
     """Public functions without an arguments entry are listed, so coverage gaps are visible, and
     the table must not name functions that no longer exist (it would silently sweep less)."""
     from suites.kornia_sweeps.targets import FUNCTION_CALLS, FUNCTION_SWEPT_MODULES, TABLE_WRITTEN_FOR
 
     swept, unswept = function_targets()
-    # user_properties directly: record_property warns under the junit xunit2 family the reports use.
-    request.node.user_properties.append(("unswept_functions", unswept))
+    record_property("unswept_functions", unswept)
     if Version(kornia.__version__) < Version(TABLE_WRITTEN_FOR):
         pytest.skip(f"the arguments table is written for kornia {TABLE_WRITTEN_FOR}; {kornia.__version__} lacks some")
     exported = {name for module in FUNCTION_SWEPT_MODULES for name in dir(module)}
