@@ -1,7 +1,9 @@
 """python -m reports compare OLD.json NEW.json [-o compare.html]
 python -m reports matrix RESULTS.json... [-o matrix.html]
+python -m reports scan PACKAGE VERSION... [--bug ID] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
 
-Exit status: 0 done, 1 the new run has a new regression (compare), 2 bad input (one line).
+Exit status: 0 done (scan: every verdict agrees with the registry), 1 the new run has a new
+regression (compare) or a release disagrees with the registry (scan), 2 bad input (one line).
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from fixtures.registry import DEFAULT_REGISTRY
 from reports.compare import compare, comparison_html, comparison_text, exit_status
 from reports.loading import ResultsError, load_results
 from reports.matrix import matrix_columns, matrix_html
+from reports.scan_run import REPOSITORY, default_cache, scan
 
 BAD_INPUT = 2
 
@@ -29,6 +33,17 @@ def parser() -> argparse.ArgumentParser:
     matrix_command = commands.add_parser("matrix", help="one grid of verdicts, bugs x (release x GPU), from many jobs")
     matrix_command.add_argument("results", type=Path, nargs="+", metavar="RESULTS.json")
     matrix_command.add_argument("-o", "--output", type=Path, default=Path("matrix.html"), help="HTML page (default: matrix.html)")
+    scan_command = commands.add_parser(
+        "scan", help="each release's verdicts against the registry's ranges; exit 1 on a disagreement",
+        description="Install each release with no dependencies into a cached folder and run its bugs' suites in a fresh pytest; "
+        "arguments after -- go to pytest.",
+    )
+    scan_command.add_argument("package", help="a package the registry names (kornia, sam2)")
+    scan_command.add_argument("releases", nargs="+", metavar="VERSION")
+    scan_command.add_argument("--bug", action="append", default=[], metavar="ID", help="scan only this bug (repeatable; default: all of the package's bugs)")
+    scan_command.add_argument("--out", type=Path, default=REPOSITORY / "reports" / "out" / "scan", help="scan.json, scan.html and one PACKAGE-VERSION/ report folder per release (default: reports/out/scan)")
+    scan_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})")
+    scan_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/bugs.toml)")
     return root
 
 
@@ -48,7 +63,14 @@ def run_matrix(results: list[Path], output: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    arguments = parser().parse_args(argv[: len(argv) - len(pytest_args) - (1 if "--" in argv else 0)])
+    if arguments.command == "scan":
+        return scan(
+            arguments.package, arguments.releases, arguments.bug, out=arguments.out.resolve(), cache=arguments.cache.resolve(),
+            registry_path=arguments.bug_registry.resolve(), pytest_args=pytest_args,
+        )
     try:
         if arguments.command == "compare":
             return run_compare(arguments.old, arguments.new, arguments.output)

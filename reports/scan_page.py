@@ -1,0 +1,100 @@
+"""scan.json and scan.html of `python -m reports scan`: pure builders. The page is drawn from the
+document alone, so it can be redrawn from a kept scan.json."""
+
+from __future__ import annotations
+
+from html import escape
+
+from reports.html import standalone_page, verdict_badge
+from reports.scan_ranges import BugScan
+
+SCAN_SCHEMA_VERSION = 1
+
+
+def bug_entry(bug: BugScan) -> dict:
+    return {
+        "bug_id": bug.bug_id,
+        "title": bug.title,
+        "registry": {"affected": bug.registry_affected_range, "first_fixed": bug.registry_first_fixed},
+        "measured": {
+            "first_affected": bug.first_affected,
+            "first_fixed": bug.first_fixed,
+            "windows": [{"first_affected": w.first_affected, "first_fixed": w.first_fixed} for w in bug.windows],
+        },
+        "row": [
+            {"release": release, "verdict": verdict, "registry_affected": bug.registry_affected[release]}
+            for release, verdict in bug.verdicts.items()
+        ],
+        "disagreements": [
+            {"release": d.release, "verdict": d.verdict, "registry_affected": d.registry_affected, "reason": d.reason}
+            for d in bug.disagreements
+        ],
+    }
+
+
+def scan_document(package: str, registry: str, runs: list[dict], scans: list[BugScan], stopped: str | None, exit_status: int) -> dict:
+    """runs: one dict per scanned release, oldest first (release, verdicts, timings, pytest exit)."""
+    return {
+        "scan_schema_version": SCAN_SCHEMA_VERSION,
+        "package": package,
+        "registry": registry,
+        "exit_status": exit_status,
+        "stopped": stopped,
+        "releases": [{**run, "report": f"{package}-{run['release']}/report.html"} for run in runs],
+        "bugs": [bug_entry(bug) for bug in scans],
+    }
+
+
+def _tick(cell: dict, href: str, disagreement: dict | None, registry_first_fixed: str) -> str:
+    band = "scan-band-affected" if cell["registry_affected"] else "scan-band-clear"
+    band_title = "registry: affected" if cell["registry_affected"] else "registry: not affected"
+    fixed_mark = '<div class="scan-fixed-mark">registry first fixed</div>' if cell["release"] == registry_first_fixed else ""
+    mark = f'<div class="scan-disagree-mark">&ne; registry: {escape(disagreement["reason"])}</div>' if disagreement else ""
+    classes = "scan-tick scan-disagrees" if disagreement else "scan-tick"
+    return (
+        f'<div class="{classes}" data-release="{escape(cell["release"])}" data-verdict="{escape(cell["verdict"] or "")}">'
+        f'<div class="scan-release">{escape(cell["release"])}</div>{verdict_badge(cell["verdict"], href=href)}'
+        f'<div class="{band}" title="{band_title}"></div>{fixed_mark}{mark}</div>'
+    )
+
+
+def _bug_section(bug: dict, reports: dict[str, str]) -> str:
+    disagreements = {item["release"]: item for item in bug["disagreements"]}
+    ticks = "".join(
+        _tick(cell, reports[cell["release"]], disagreements.get(cell["release"]), bug["registry"]["first_fixed"])
+        for cell in bug["row"]
+    )
+    measured, registry = bug["measured"], bug["registry"]
+    windows = ", ".join(f"{w['first_affected']} up to {w['first_fixed'] or '(newest scanned)'}" for w in measured["windows"]) or "none"
+    verdict = (
+        f'<span class="verdict verdict-regressed">{len(disagreements)} disagreement(s)</span>'
+        if disagreements
+        else '<span class="verdict verdict-fixed">agrees with the registry</span>'
+    )
+    facts = (
+        '<table class="harness-table scan-facts"><tr><th></th><th>first affected</th><th>first fixed</th><th>range</th></tr>'
+        f"<tr><th>measured</th><td>{escape(measured['first_affected'] or '-')}</td><td>{escape(measured['first_fixed'] or '-')}</td>"
+        f"<td>seen on {escape(windows)}</td></tr>"
+        f"<tr><th>registry</th><td></td><td>{escape(registry['first_fixed'])}</td><td><code>{escape(registry['affected'])}</code></td></tr></table>"
+    )
+    return (
+        f'<section class="scan-bug" data-bug="{escape(bug["bug_id"])}"><h2><code>{escape(bug["bug_id"])}</code> {verdict}</h2>'
+        f'<div class="bug-title">{escape(bug["title"])}</div><div class="scan-timeline">{ticks}</div>{facts}</section>'
+    )
+
+
+def scan_html(document: dict) -> str:
+    reports = {run["release"]: run["report"] for run in document["releases"]}
+    stopped = (
+        f'<p class="scan-stopped"><span class="verdict verdict-regressed">scan stopped</span> {escape(document["stopped"])}</p>'
+        if document["stopped"]
+        else ""
+    )
+    legend = (
+        '<p class="muted">Releases oldest first (PEP 440). Each verdict links to that release\'s report. '
+        'The bar under a release is the registry\'s range: <span class="scan-key scan-band-affected"></span> affected, '
+        '<span class="scan-key scan-band-clear"></span> not affected. A red frame marks a release where the '
+        f'measured verdict and the registry disagree. Registry: <code>{escape(document["registry"])}</code>.</p>'
+    )
+    sections = "".join(_bug_section(bug, reports) for bug in document["bugs"])
+    return standalone_page(f"Release scan: {document['package']}", stopped + legend + sections)

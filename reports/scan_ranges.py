@@ -1,0 +1,133 @@
+"""Release-scan arithmetic: pure functions from one bug's verdicts across releases to the measured
+affected range and its disagreements with the registry.
+
+Verdicts are read generically: the words that say the bug was or was not seen are named here;
+any other verdict (skipped, inconclusive, error, ...) decides nothing about that release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+SEEN = frozenset({"reproduced", "regressed"})
+NOT_SEEN = frozenset({"fixed", "not-reproduced"})
+
+
+class ReleaseError(ValueError):
+    """A release string that is not a PEP 440 version."""
+
+
+def release_order(releases: list[str]) -> list[str]:
+    """The releases once each, oldest first by PEP 440 (0.7.2.dev0 < 0.7.2rc1 < 0.7.2 < 0.7.2.post1)."""
+    parsed: dict[Version, str] = {}
+    for release in releases:
+        try:
+            parsed.setdefault(Version(release), release)
+        except InvalidVersion:
+            raise ReleaseError(f"{release!r} is not a PEP 440 version") from None
+    return [parsed[version] for version in sorted(parsed)]
+
+
+def observation(verdict: str | None) -> bool | None:
+    """True: the bug was seen; False: looked for and not seen; None: this verdict decides nothing."""
+    if verdict in SEEN:
+        return True
+    if verdict in NOT_SEEN:
+        return False
+    return None
+
+
+def registry_says_affected(affected: SpecifierSet, release: str) -> bool:
+    """Whether the registry's range holds the release; pre-releases and dev builds count."""
+    return affected.contains(Version(release), prereleases=True)
+
+
+@dataclass(frozen=True)
+class Window:
+    """Consecutive scanned releases that showed the bug: from first_affected up to (not
+    including) first_fixed; first_fixed None when the newest scanned release still shows it."""
+
+    first_affected: str
+    first_fixed: str | None
+
+
+def measured_windows(row: dict[str, str | None]) -> list[Window]:
+    """The affected windows a verdict row (release -> verdict, oldest first) shows. A release
+    whose verdict decides nothing neither opens nor closes a window."""
+    windows: list[Window] = []
+    opened: str | None = None
+    for release, verdict in row.items():
+        seen = observation(verdict)
+        if seen is True and opened is None:
+            opened = release
+        elif seen is False and opened is not None:
+            windows.append(Window(opened, release))
+            opened = None
+    if opened is not None:
+        windows.append(Window(opened, None))
+    return windows
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    release: str
+    verdict: str
+    registry_affected: bool
+    reason: str
+
+
+def disagreement(release: str, verdict: str | None, registry_affected: bool, bug_kind: str) -> Disagreement | None:
+    """Where the release's verdict and the registry's range cannot both be right. A race that did
+    not trigger within its budget proves nothing, so it never disagrees."""
+    if verdict is None:
+        return None
+    seen = observation(verdict)
+    if verdict == "regressed" or (seen is True and not registry_affected):
+        return Disagreement(release, verdict, registry_affected, "seen outside the registry's affected range")
+    if seen is False and registry_affected and bug_kind != "race":
+        return Disagreement(release, verdict, registry_affected, "not seen inside the registry's affected range")
+    return None
+
+
+@dataclass(frozen=True)
+class BugScan:
+    """One bug across the scanned releases, beside what the registry says."""
+
+    bug_id: str
+    title: str
+    registry_affected_range: str
+    registry_first_fixed: str
+    verdicts: dict[str, str | None]  # release -> verdict (None: no verdict for this bug), oldest first
+    registry_affected: dict[str, bool]
+    windows: tuple[Window, ...]
+    disagreements: tuple[Disagreement, ...]
+
+    @property
+    def first_affected(self) -> str | None:
+        return self.windows[0].first_affected if self.windows else None
+
+    @property
+    def first_fixed(self) -> str | None:
+        return self.windows[0].first_fixed if self.windows else None
+
+
+def scan_bug(
+    *, bug_id: str, title: str, affected: SpecifierSet, first_fixed: str, kind: str, verdicts: dict[str, str | None]
+) -> BugScan:
+    """The row for one bug: verdicts in release order, measured windows and disagreements."""
+    row = {release: verdicts.get(release) for release in release_order(list(verdicts))}
+    in_range = {release: registry_says_affected(affected, release) for release in row}
+    found = (disagreement(release, verdict, in_range[release], kind) for release, verdict in row.items())
+    return BugScan(
+        bug_id=bug_id,
+        title=title,
+        registry_affected_range=str(affected),
+        registry_first_fixed=first_fixed,
+        verdicts=row,
+        registry_affected=in_range,
+        windows=tuple(measured_windows(row)),
+        disagreements=tuple(item for item in found if item is not None),
+    )
