@@ -1,0 +1,118 @@
+"""Release-scan arithmetic (reports/scan_ranges.py): ordering, windows, disagreements, by table."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+from reports.scan_ranges import (
+    ReleaseError,
+    Window,
+    disagreement,
+    measured_windows,
+    observation,
+    release_order,
+    scan_bug,
+)
+
+
+@pytest.mark.parametrize(
+    ("given", "ordered"),
+    [
+        (["0.7.2", "0.7.10", "0.7.1"], ["0.7.1", "0.7.2", "0.7.10"]),  # numeric, not text, order
+        (["0.7.2", "0.7.2rc1", "0.7.2.dev0", "0.7.2a1", "0.7.1"], ["0.7.1", "0.7.2.dev0", "0.7.2a1", "0.7.2rc1", "0.7.2"]),
+        (["0.7.2.post1", "0.7.2", "0.7.3.dev1"], ["0.7.2", "0.7.2.post1", "0.7.3.dev1"]),
+        (["1.0", "1.0.0", "0.9"], ["0.9", "1.0"]),  # the same release written twice is scanned once
+        (["0.7.2-dev"], ["0.7.2-dev"]),  # kornia's checkout spelling: valid PEP 440, kept as written
+    ],
+)
+def test_release_order_is_pep440(given: list[str], ordered: list[str]) -> None:
+    assert release_order(given) == ordered
+
+
+def test_a_release_that_is_no_version_is_refused() -> None:
+    with pytest.raises(ReleaseError, match="'latest' is not a PEP 440 version"):
+        release_order(["0.7.1", "latest"])
+
+
+@pytest.mark.parametrize(
+    ("verdict", "seen"),
+    [("reproduced", True), ("regressed", True), ("fixed", False), ("not-reproduced", False),
+     ("inconclusive", None), ("skipped", None), ("error", None), ("some-future-verdict", None), (None, None)],
+)
+def test_observation_reads_any_verdict(verdict: str | None, seen: bool | None) -> None:
+    assert observation(verdict) is seen
+
+
+R, F, N, S, E = "reproduced", "fixed", "not-reproduced", "skipped", "error"
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "windows"),
+    [
+        ({"1": R, "2": R, "3": F, "4": F}, [Window("1", "3")]),
+        ({"1": F, "2": R, "3": F}, [Window("2", "3")]),
+        ({"1": F, "2": F}, []),
+        ({"1": R, "2": R}, [Window("1", None)]),  # the newest scanned release still has it
+        ({"1": R, "2": F, "3": "regressed", "4": F}, [Window("1", "2"), Window("3", "4")]),
+        ({"1": R, "2": S, "3": E, "4": F}, [Window("1", "4")]),  # undecided releases move no edge
+        ({"1": S, "2": R, "3": "inconclusive"}, [Window("2", None)]),
+        ({"1": S, "2": E}, []),
+    ],
+)
+def test_measured_windows(verdicts: dict[str, str], windows: list[Window]) -> None:
+    assert measured_windows(verdicts) == windows
+
+
+@pytest.mark.parametrize(
+    ("verdict", "registry_affected", "kind", "reason"),
+    [
+        ("reproduced", True, "deterministic", None),
+        ("fixed", False, "deterministic", None),
+        ("regressed", False, "deterministic", "seen outside the registry's affected range"),
+        ("reproduced", False, "deterministic", "seen outside the registry's affected range"),
+        ("not-reproduced", True, "deterministic", "not seen inside the registry's affected range"),
+        ("fixed", True, "deterministic", "not seen inside the registry's affected range"),
+        ("not-reproduced", True, "race", None),  # a race that did not trigger proves nothing
+        ("skipped", True, "deterministic", None),
+        ("error", False, "deterministic", None),
+        (None, True, "deterministic", None),
+    ],
+)
+def test_disagreement(verdict: str | None, registry_affected: bool, kind: str, reason: str | None) -> None:
+    found = disagreement("0.7.1", verdict, registry_affected, kind)
+    assert (found.reason if found else None) == reason
+
+
+def kornia_2791(affected: str, verdicts: dict[str, str]):
+    return scan_bug(
+        bug_id="kornia-2791", title="pl", affected=SpecifierSet(affected), first_fixed="0.7.2", kind="deterministic",
+        verdicts=verdicts,
+    )
+
+
+MEASURED = {"0.8.1": F, "0.6.10": R, "0.7.2": F, "0.7.0": R, "0.7.1": R}  # given out of order on purpose
+
+
+def test_a_row_that_matches_the_registry() -> None:
+    bug = kornia_2791(">=0.6.10,<0.7.2", MEASURED)
+    assert list(bug.verdicts) == ["0.6.10", "0.7.0", "0.7.1", "0.7.2", "0.8.1"]
+    assert (bug.first_affected, bug.first_fixed) == ("0.6.10", "0.7.2")
+    assert bug.registry_affected == {"0.6.10": True, "0.7.0": True, "0.7.1": True, "0.7.2": False, "0.8.1": False}
+    assert bug.disagreements == ()
+
+
+def test_a_narrowed_registry_disagrees_on_the_releases_it_left_out() -> None:
+    bug = kornia_2791(">=0.7.1,<0.7.2", {**MEASURED, "0.6.10": "regressed", "0.7.0": "regressed"})
+    assert [(d.release, d.verdict) for d in bug.disagreements] == [("0.6.10", "regressed"), ("0.7.0", "regressed")]
+    assert (bug.first_affected, bug.first_fixed) == ("0.6.10", "0.7.2")
+
+
+def test_the_registry_range_counts_dev_builds() -> None:
+    bug = scan_bug(
+        bug_id="kornia-2837", title="mean", affected=SpecifierSet("==0.7.2.dev0"), first_fixed="0.7.2",
+        kind="deterministic", verdicts={"0.7.2": F, "0.7.2.dev0": R, "0.7.1": F},
+    )
+    assert bug.registry_affected == {"0.7.1": False, "0.7.2.dev0": True, "0.7.2": False}
+    assert (bug.first_affected, bug.first_fixed) == ("0.7.2.dev0", "0.7.2")
+    assert bug.disagreements == ()
