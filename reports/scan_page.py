@@ -65,17 +65,18 @@ def _bug_section(bug: dict, reports: dict[str, str]) -> str:
         for cell in bug["row"]
     )
     measured, registry = bug["measured"], bug["registry"]
-    windows = ", ".join(f"{w['first_affected']} up to {w['first_fixed'] or '(newest scanned)'}" for w in measured["windows"]) or "none"
+    windows = ", ".join(f"{w['first_affected']} up to {w['first_fixed'] or 'the newest scanned'}" for w in measured["windows"]) or "none"
+    registry_first = next((cell["release"] for cell in bug["row"] if cell["registry_affected"]), "-")
     verdict = (
         f'<span class="verdict verdict-regressed">{len(disagreements)} disagreement(s)</span>'
         if disagreements
         else '<span class="verdict verdict-fixed">agrees with the registry</span>'
     )
     facts = (
-        '<table class="harness-table scan-facts"><tr><th></th><th>first affected</th><th>first fixed</th><th>range</th></tr>'
+        '<table class="harness-table scan-facts"><tr><th></th><th>first affected (of those scanned)</th><th>first fixed</th><th>range</th></tr>'
         f"<tr><th>measured</th><td>{escape(measured['first_affected'] or '-')}</td><td>{escape(measured['first_fixed'] or '-')}</td>"
-        f"<td>seen on {escape(windows)}</td></tr>"
-        f"<tr><th>registry</th><td></td><td>{escape(registry['first_fixed'])}</td><td><code>{escape(registry['affected'])}</code></td></tr></table>"
+        f"<td>seen from {escape(windows)} (first fixed excluded)</td></tr>"
+        f"<tr><th>registry</th><td>{escape(registry_first)}</td><td>{escape(registry['first_fixed'])}</td><td><code>{escape(registry['affected'])}</code></td></tr></table>"
     )
     return (
         f'<section class="scan-bug" data-bug="{escape(bug["bug_id"])}"><h2><code>{escape(bug["bug_id"])}</code> {verdict}</h2>'
