@@ -106,8 +106,9 @@ def release_verdicts(document: dict, package: str, release: str, bugs: list[Bug]
     (a package shadowing the folder would make every verdict about the wrong release)."""
     records = {record["bug_id"]: record for record in document["verdicts"]}
     for record in records.values():
-        if record["package"] == package and record["installed"] and Version(record["installed"]) != Version(release):
-            raise ScanError(f"{package} {release}: the run saw {package} {record['installed']} (is it shadowed on sys.path?)")
+        seen = record["installed"]
+        if record["package"] == package and (seen is None or Version(seen) != Version(release)):
+            raise ScanError(f"{package} {release}: the run saw {package} {seen or '(not installed)'}; is it shadowed on sys.path?")
     return {bug.id: records[bug.id]["verdict"] if bug.id in records else None for bug in bugs}
 
 

@@ -4,13 +4,15 @@ into a temporary cache, each run by a fresh pytest, checked against the registry
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 
 import pytest
 
 from reports.__main__ import main
-from reports.scan_run import scan
+from fixtures.registry import load_registry
+from reports.scan_run import ScanError, release_verdicts, scan, selected_bugs
 
 REPO = Path(__file__).resolve().parents[1]
 # Only the suite's folder is collected: the scan's own speed, not the sweeps', is under test.
@@ -85,3 +87,26 @@ def test_bad_input_is_one_line_before_any_install(arguments: list[str], message:
     error = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(error) == 1 and message in error[0], error
     assert not (tmp_path / "cache").exists()
+
+
+def record(installed: str | None, verdict: str = "reproduced") -> dict:
+    return {"bug_id": "kornia-2791", "package": "kornia", "installed": installed, "verdict": verdict}
+
+
+@pytest.mark.parametrize(
+    ("installed", "error"),
+    [
+        ("0.7.1", None),
+        ("0.7.1.0", None),  # the same release, spelt another way
+        ("0.9.0", "the run saw kornia 0.9.0"),  # the environment's kornia won over the scanned folder
+        (None, "the run saw kornia (not installed)"),
+    ],
+)
+def test_a_run_must_see_the_release_it_scans(installed: str | None, error: str | None) -> None:
+    bugs = selected_bugs(load_registry(REPO / "fixtures" / "bugs.toml"), "kornia", ["kornia-2791"])
+    document = {"verdicts": [record(installed)]}
+    if error is None:
+        assert release_verdicts(document, "kornia", "0.7.1", bugs) == {"kornia-2791": "reproduced"}
+    else:
+        with pytest.raises(ScanError, match=re.escape(error)):
+            release_verdicts(document, "kornia", "0.7.1", bugs)
