@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from reports.scan_page import scan_document, scan_html
 from reports.scan_ranges import (
     ReleaseError,
     Window,
@@ -116,3 +119,14 @@ def test_the_registry_range_counts_dev_builds() -> None:
     assert bug.registry_affected == {"0.7.1": False, "0.7.2.dev0": True, "0.7.2": False}
     assert (bug.first_affected, bug.first_fixed) == ("0.7.2.dev0", "0.7.2")
     assert bug.disagreements == ()
+
+
+def test_the_page_frames_exactly_the_disagreeing_releases() -> None:
+    bug = kornia_2791(">=0.7.1,<0.7.2", {**MEASURED, "0.6.10": "regressed", "0.7.0": "<b>new-verdict</b>"})
+    runs = [{"release": release} for release in bug.verdicts]
+    page = scan_html(scan_document("kornia", "bugs.toml", runs, [bug], None, 1))
+    framed = re.findall(r'class="scan-tick scan-disagrees" data-release="([^"]+)"', page)
+    assert framed == ["0.6.10"]  # an unknown verdict decides nothing, so it cannot disagree
+    assert "&lt;b&gt;new-verdict&lt;/b&gt;" in page and "<b>new-verdict" not in page
+    assert page.count('class="scan-band-affected"') == 1  # only 0.7.1 lies in the narrowed range
+    assert 'href="kornia-0.7.1/report.html"' in page
