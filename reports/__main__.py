@@ -62,10 +62,17 @@ def run_matrix(results: list[Path], output: Path) -> int:
     return 0
 
 
+def split_at_dashes(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The command's own arguments, and what follows `--` (scan passes it to pytest)."""
+    if "--" not in argv:
+        return argv, []
+    at = argv.index("--")
+    return argv[:at], argv[at + 1 :]
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    pytest_args = argv[argv.index("--") + 1 :] if "--" in argv else []
-    arguments = parser().parse_args(argv[: len(argv) - len(pytest_args) - (1 if "--" in argv else 0)])
+    own, pytest_args = split_at_dashes(sys.argv[1:] if argv is None else argv)
+    arguments = parser().parse_args(own)
     if arguments.command == "scan":
         return scan(
             arguments.package, arguments.releases, arguments.bug, out=arguments.out.resolve(), cache=arguments.cache.resolve(),

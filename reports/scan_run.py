@@ -177,7 +177,6 @@ def write_scan(out: Path, package: str, registry: Path, scans: list[BugScan], ru
     status = BAD_INPUT if stopped else (DISAGREE if disagreements else AGREE)
     runs_data = [vars(run) for run in runs]
     document = scan_document(package, str(registry), runs_data, scans, stopped, status)
-    out.mkdir(parents=True, exist_ok=True)
     (out / "scan.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     (out / "scan.html").write_text(scan_html(document), encoding="utf-8")
     return status
@@ -207,8 +206,12 @@ def scan(
         if refusal:
             raise ScanError(refusal)
         ordered = release_order(releases)
+        out.mkdir(parents=True, exist_ok=True)
     except (RegistryError, ReleaseError, ScanError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT
+    except OSError as error:
+        print(f"error: --out {out}: {error.strerror}", file=sys.stderr)
         return BAD_INPUT
     runs: list[ReleaseRun] = []
     stopped = None

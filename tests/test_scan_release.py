@@ -80,10 +80,11 @@ def test_a_release_pypi_lacks_stops_the_scan_with_one_line(tmp_path: Path, capsy
         (["kornia", "0.7.1", "--bug", "kornia-9999"], "unknown bug id(s) kornia-9999"),
         (["kornia", "seven"], "'seven' is not a PEP 440 version"),
         (["kornia", "0.7.1", "--bug-registry=/nonexistent.toml"], "cannot read the bug registry"),
+        (["kornia", "0.7.1", "--out", "/dev/null/scan"], "--out /dev/null/scan: Not a directory"),
     ],
 )
 def test_bad_input_is_one_line_before_any_install(arguments: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["scan", *arguments, "--out", str(tmp_path / "scan"), "--cache", str(tmp_path / "cache")])
+    status = main(["scan", "--out", str(tmp_path / "scan"), "--cache", str(tmp_path / "cache"), *arguments])
     error = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(error) == 1 and message in error[0], error
     assert not (tmp_path / "cache").exists()
