@@ -276,8 +276,8 @@ def test_a_disagreeing_probe_is_stated_beside_the_verdict() -> None:
     verdict = bug_verdict(BUGS["sam2-460"], status, [obs(PROXY, OBSERVED, "cache answers on cpu")])
     assert verdict.verdict == "regressed"
     assert verdict.detail == (
-        "cache answers on cpu; version 1.2.0; probe fixtures.probes:sam2_position_cache_is_warmed says the fix is "
-        "absent, against version 1.2.0"
+        "cache answers on cpu; probe fixtures.probes:sam2_position_cache_is_warmed says the fix is absent, "
+        "against version 1.2.0"
     )
 
 
