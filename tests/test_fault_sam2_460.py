@@ -117,7 +117,10 @@ def test_other_runtime_errors_stay_errors():
     assert not isinstance(caught.value, BugObserved)
 
 
-@pytest.mark.catches("suites/sam2_460_cudagraph/oracles.py::check_position_cache_follows_device")
+@pytest.mark.catches(
+    "suites/sam2_460_cudagraph/oracles.py::check_position_cache_follows_device",
+    "fixtures/meta_proxy.py::classify_result",
+)
 def test_fault_cache_on_wrong_device_is_flagged():
     with pytest.raises(BugObserved, match="is on cpu, expected meta"):
         check_position_cache_follows_device(CachedSinePosition(CHANNELS, fixed=False), CHANNELS, size=8)
