@@ -103,12 +103,12 @@ class ResultsWriter:
         self.tests[report.nodeid] = merge_test_record(self.tests.get(report.nodeid), report)
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         document = results_document(
             started=self.started,
             finished=_now(),
-            exit_status=int(exitstatus),
+            exit_status=int(session.exitstatus),  # the verdicts may have failed the run
             environment=session_environment(config),
             verdicts=verdict_records(config),
             tests=list(self.tests.values()),

@@ -49,6 +49,8 @@ def write(tmp_path: Path, text: str) -> Path:
         (VALID_ENTRY.replace('symptom_device = "cuda"', 'symptom_device = "tpu"'), "symptom_device = 'tpu'"),
         (VALID_ENTRY.replace('first_fixed = "2.1"', "first_fixed = 2.1"), r"must be strings: first_fixed"),
         (VALID_ENTRY + 'probe = "no_colon"\n', "expected 'module:function'"),
+        (VALID_ENTRY + 'ambiguous = "==1.0"\n', "ambiguous versions need a probe"),
+        (VALID_ENTRY + 'probe = "m:f"\nambiguous = "one"\n', "ambiguous = 'one' is not a PEP 440"),
     ],
 )
 def test_broken_registry_names_file_and_entry(tmp_path: Path, text: str, message: str) -> None:
