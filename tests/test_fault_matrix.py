@@ -17,6 +17,7 @@ from tests.fault_matrix import (
     FaultRow,
     catches_refs,
     fault_name,
+    function_of,
     render,
     summary,
     verdict,
@@ -239,7 +240,7 @@ def test_render_lists_missed_first_one_oracle_per_line_and_counts() -> None:
         "missed   stale frame  o.py::check",
         "                      o.py::compare",
         "caught   noise bytes  o.py::check",
-        "2 faults against 2 oracles: 1 caught, 1 missed",
+        "2 faults in 2 runs (parametrizations) against 2 oracles: 1 caught, 1 missed",
     ]
 
 
@@ -249,4 +250,14 @@ def test_render_prints_nothing_without_rows() -> None:
 
 def test_summary_counts_tests_not_run_only_when_there_are_some() -> None:
     rows = [FaultRow("a", ("x::f",), NOT_RUN), FaultRow("b", ("x::f",), CAUGHT)]
-    assert summary(rows) == "2 faults against 1 oracles: 1 caught, 0 missed, 1 not run"
+    assert summary(rows) == "2 faults in 2 runs (parametrizations) against 1 oracles: 1 caught, 0 missed, 1 not run"
+
+
+def test_summary_counts_a_parametrized_fault_once() -> None:
+    rows = [
+        FaultRow("stale [5%]", ("o.py::f",), CAUGHT, "t.py::test_fault_stale"),
+        FaultRow("stale [20%]", ("o.py::f", "o.py::g"), CAUGHT, "t.py::test_fault_stale"),
+        FaultRow("noise", ("o.py::f",), MISSED, "t.py::test_fault_noise"),
+    ]
+    assert summary(rows) == "2 faults in 3 runs (parametrizations) against 2 oracles: 2 caught, 1 missed"
+    assert function_of("t.py::test_fault_stale[5%-(64, 64)]") == "t.py::test_fault_stale"
