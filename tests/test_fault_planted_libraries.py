@@ -3,15 +3,19 @@ the real suites run against them in fresh pytest processes, read back from resul
 
 Each session plants every library it needs at once, to pay for torch's import once:
   baseline   nothing planted: the installed releases, every bug fixed
-  regressed  kornia 0.9.0 with `pl` a plain attribute (PR 2792 undone); torchvision with
-             pin_memory taken out of the re-wrapped operations (PR 8921 undone); sam2 1.1.0 with
-             PR 486 undone (no warm-up, the cache handed back as stored) relabelled 1.2.0
+  regressed  kornia 0.9.0 with `pl` a plain attribute (PR 2792 undone) and gaussian()'s mean
+             made without a device (PR 2838 undone); torchvision with pin_memory taken out of the
+             re-wrapped operations (PR 8921 undone) and a CPU encode_jpeg that leaves the bottom
+             tenth of each frame from the frame before; sam2 1.1.0 with PR 486 undone (no
+             warm-up, the cache handed back as stored) relabelled 1.2.0
   variants   kornia with `pl` a non-persistent buffer (follows the module: not the bug); sam2
              not installed at all (`python -S`, a site without it)
   erroring   kornia whose Planckian coefficient table raises
 
 A fault counts as caught only when the bug's verdict flipped from the baseline's, and the suite's
-own oracle observed it (the observation the known_bug plugin records), not a crash.
+own oracle observed it (the observation the known_bug plugin records), not a crash. On CPU the
+torchvision-8587 test is a control, so its flip is `skipped` (nothing decided) to `error` (the
+control saw the bug: the library, or the harness, is broken).
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from tests.planted import (
 
 SUITES = {
     "kornia-2791": "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py",
+    "kornia-2837": "suites/kornia_2837_jpeg_device/test_jpeg_chain_meta.py",
+    "torchvision-8587": "suites/torchvision_8587_encode_jpeg/test_consecutive_encodes.py",
     "torchvision-8855": "suites/torchvision_8855_pin_memory/test_pin_memory_cpu_proxy.py",
     "sam2-460": "suites/sam2_460_cudagraph/test_position_cache_proxy.py",
 }
@@ -83,12 +89,40 @@ def baseline(tmp_path_factory) -> Session:
 @pytest.fixture(scope="module")
 def regressed(tmp_path_factory) -> Session:
     root, site_dir = new_site(tmp_path_factory, "regressed")
-    edit(plant(site_dir, "kornia") / JITTER, PL_BUFFER, "self.pl = _pl")
-    tv_tensors = plant(site_dir, "torchvision") / "tv_tensors" / "_torch_function_helpers.py"
-    edit(tv_tensors, "    torch.Tensor.pin_memory,\n}", "}")
+    kornia = plant(site_dir, "kornia")
+    edit(kornia / JITTER, PL_BUFFER, "self.pl = _pl")
+    edit(kornia / "filters" / "kernels.py", "mean = _device_literal([[float(mean)]], device=sigma.device,", "mean = torch.tensor([[float(mean)]],")
+    torchvision = plant(site_dir, "torchvision")
+    edit(torchvision / "tv_tensors" / "_torch_function_helpers.py", "    torch.Tensor.pin_memory,\n}", "}")
+    leave_stale_bottom_rows(torchvision / "io" / "image.py")
     undo_sam2_pr_486(plant(site_dir, "sam2") / "modeling" / "position_encoding.py")
     relabel(site_dir, "sam2", "1.2.0")
     return Session(root, site_dir, tuple(SUITES))
+
+
+STALE_ROWS = """
+
+_PLANTED_PREVIOUS: list = []
+
+
+def _planted_stale_bottom_rows(image):
+    # planted: the bottom tenth of the frame comes from the frame before (8587's partial frame)
+    previous, _PLANTED_PREVIOUS[:] = _PLANTED_PREVIOUS[:1], [image.clone()]
+    if not previous:
+        return image
+    rows = min(max(1, image.shape[1] // 10), previous[0].shape[1])
+    columns = min(image.shape[2], previous[0].shape[2])
+    partial = image.clone()
+    partial[:, -rows:, :columns] = previous[0][:, -rows:, :columns]
+    return partial
+"""
+
+
+def leave_stale_bottom_rows(image_module: Path) -> None:
+    """torchvision's single-image CPU encode_jpeg encodes a frame whose bottom tenth is the frame
+    before's: a partial frame, which the whole-frame mean (1-3 here) does not see."""
+    edit(image_module, "            return torch.ops.image.encode_jpeg(input, quality)\n", "            return torch.ops.image.encode_jpeg(_planted_stale_bottom_rows(input), quality)\n")
+    image_module.write_text(image_module.read_text() + STALE_ROWS)
 
 
 def undo_sam2_pr_486(position_encoding: Path) -> None:
@@ -156,6 +190,29 @@ def test_fault_sam2_pr_486_undone_in_a_later_release(baseline, regressed) -> Non
     record = regressed.verdict("sam2-460")
     assert record["installed"] == "1.2.0"
     assert "expected meta" in record["detail"]
+
+
+@pytest.mark.catches(
+    "suites/kornia_2837_jpeg_device/test_jpeg_chain_meta.py::test_chain_piece_stays_on_meta",
+    "fixtures/meta_proxy.py::classify_call",
+    "fixtures/meta_proxy.py::classify_error",
+)
+def test_fault_kornia_gaussian_mean_made_on_the_cpu_again(baseline, regressed) -> None:
+    assert_flipped(baseline, regressed, "kornia-2837")
+    assert "not on the expected device meta" in regressed.verdict("kornia-2837")["detail"]
+
+
+@pytest.mark.catches(
+    "suites/torchvision_8587_encode_jpeg/test_consecutive_encodes.py::test_consecutive_encodes_decode_to_their_source",
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_jpeg",
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_decoded",
+)
+def test_fault_torchvision_encode_leaves_the_previous_frames_bottom_rows(baseline, regressed) -> None:
+    assert baseline.verdict("torchvision-8587")["verdict"] == "skipped", baseline.verdict("torchvision-8587")
+    record = regressed.verdict("torchvision-8587")
+    assert record["verdict"] == "error", record
+    assert regressed.observed_by("torchvision-8587"), observations(regressed.document, "torchvision-8587")
+    assert "8x8 block" in regressed.output
 
 
 def test_planted_kornia_pl_a_non_persistent_buffer_is_fixed(variants) -> None:
