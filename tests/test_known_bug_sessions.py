@@ -162,14 +162,19 @@ def test_a_fixture_error_is_an_error_verdict(harness, registry, phase: str) -> N
     result.stdout.fnmatch_lines([f"fixed-det*error*1 test(s) errored: {phase}: OSError: no such dataset"])
 
 
-NOT_INSTALLED = ENTRY.format(bug_id="absent-det", affected=">=1", kind="deterministic").replace(
-    'package = "pytest"', 'package = "no-such-distribution-for-the-harness"'
-)
+@pytest.fixture
+def absent_registry(tmp_path: Path) -> Path:
+    """A registry whose one bug belongs to a package that is not installed."""
+    path = tmp_path / "absent.toml"
+    path.write_text(
+        ENTRY.format(bug_id="absent-det", affected=">=1", kind="deterministic").replace(
+            'package = "pytest"', 'package = "no-such-distribution-for-the-harness"'
+        )
+    )
+    return path
 
 
-def test_no_package_no_verdict_and_a_stand_in_is_a_control(harness, tmp_path: Path) -> None:
-    registry = tmp_path / "absent.toml"
-    registry.write_text(NOT_INSTALLED)
+def test_no_package_no_verdict_and_a_stand_in_is_a_control(harness, absent_registry: Path) -> None:
     harness.makepyfile(
         """
         import pytest
@@ -183,15 +188,13 @@ def test_no_package_no_verdict_and_a_stand_in_is_a_control(harness, tmp_path: Pa
             as_control("the harness's stand-in for the package")
         """
     )
-    result = harness.runpytest(f"--bug-registry={registry}", "-rs")
+    result = harness.runpytest(f"--bug-registry={absent_registry}", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["absent-det*skipped*-*(not installed)*no-such-distribution-for-the-harness not installed"])
 
 
-def test_a_test_that_concludes_without_its_package_is_an_error(harness, tmp_path: Path) -> None:
-    registry = tmp_path / "absent.toml"
-    registry.write_text(NOT_INSTALLED)
+def test_a_test_that_concludes_without_its_package_is_an_error(harness, absent_registry: Path) -> None:
     harness.makepyfile(
         """
         import pytest
@@ -201,7 +204,7 @@ def test_a_test_that_concludes_without_its_package_is_an_error(harness, tmp_path
             pass
         """
     )
-    result = harness.runpytest(f"--bug-registry={registry}")
+    result = harness.runpytest(f"--bug-registry={absent_registry}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*ERROR absent-det: this test ran to a conclusion but * not installed*as_control*"])
     result.stdout.fnmatch_lines(["absent-det*error*"])

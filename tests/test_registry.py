@@ -27,6 +27,7 @@ def test_the_shipped_registry_holds_the_five_bugs() -> None:
     assert registry["kornia-2837"].affected.contains("0.7.2.dev0", prereleases=True)
     assert not registry["kornia-2837"].affected.contains("0.7.2", prereleases=True)
     assert registry["torchvision-8587"].kind == "race"
+    assert registry["sam2-460"].ambiguous is not None and registry["sam2-460"].ambiguous.contains("1.0")
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -23,7 +23,8 @@ from fixtures.verdicts import (
     verdict_for,
     verdict_of_test,
 )
-from fixtures.versions import AffectedStatus, place_release, version_is_affected
+from fixtures import versions
+from fixtures.versions import AffectedStatus, affected_status, place_release, version_is_affected
 
 BUGS = load_registry()
 
@@ -126,6 +127,20 @@ def test_place_release(version: str, fix_present: bool | None, affected: bool | 
     assert (status.affected, status.version) == (affected, version)
     assert basis in status.basis
     assert disagreement in status.disagreement and bool(status.disagreement) is bool(disagreement)
+
+
+def test_sam2_from_git_saying_1_0_with_the_fix_is_placed_by_the_real_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installed sam2's code (1.1.0, PR 486 in) relabelled as a git build's 1.0."""
+    pytest.importorskip("sam2.modeling.position_encoding", reason="needs sam2: SAM2_BUILD_CUDA=0 pip install -e '.[sam2]'")
+    monkeypatch.setattr(versions, "installed_version", lambda name: "1.0")
+    status = affected_status(BUGS["sam2-460"])
+    assert (status.affected, status.disagreement) == (False, "")
+    assert status.basis == "probe fixtures.probes:sam2_position_cache_is_warmed says the fix is present (version '1.0' cannot be placed)"
+
+
+def test_a_package_that_is_not_installed_is_not_placed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(versions, "installed_version", lambda name: None)
+    assert affected_status(BUGS["sam2-460"]) == AffectedStatus(None, None, "sam2 not installed")
 
 
 def test_unparsable_version_without_probe_cannot_be_placed() -> None:
@@ -261,8 +276,8 @@ def test_a_disagreeing_probe_is_stated_beside_the_verdict() -> None:
     verdict = bug_verdict(BUGS["sam2-460"], status, [obs(PROXY, OBSERVED, "cache answers on cpu")])
     assert verdict.verdict == "regressed"
     assert verdict.detail == (
-        "cache answers on cpu; version 1.2.0; probe fixtures.probes:sam2_position_cache_is_warmed says the fix is "
-        "absent, against version 1.2.0"
+        "cache answers on cpu; probe fixtures.probes:sam2_position_cache_is_warmed says the fix is absent, "
+        "against version 1.2.0"
     )
 
 
