@@ -157,6 +157,9 @@ PROXY_TESTS = ("test_pl_is_registered_state", "test_state_follows_to_float64", "
     "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_pl_is_registered_state",
     "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_float64",
     "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_meta",
+    "fixtures/module_state.py::held_tensors",
+    "fixtures/module_state.py::registered_state",
+    "fixtures/meta_proxy.py::same_device",
 )
 @pytest.mark.parametrize(
     ("proxy_test", "finding"),
