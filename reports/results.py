@@ -67,10 +67,11 @@ def verdict_record(bug: Bug, status: AffectedStatus, verdict: BugVerdict) -> dic
         "affected_range": str(bug.affected),
         "affected": status.affected,
         "decided_by": status.basis,
-        "first_fixed": str(bug.first_fixed),
+        "first_fixed": str(bug.first_fixed) if bug.first_fixed else None,
         "kind": bug.kind,
         "issue": bug.issue,
         "fix": bug.fix,
+        "notes": bug.notes,
     }
 
 

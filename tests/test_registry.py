@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from fixtures.registry import DEFAULT_REGISTRY, RegistryError, load_registry
+from fixtures.registry import DEFAULT_REGISTRY, RegistryError, load_registry, parse_bug
 
 VALID_ENTRY = """
 [demo-1]
@@ -21,9 +22,14 @@ symptom_device = "cuda"
 """
 
 
-def test_the_shipped_registry_holds_the_five_bugs() -> None:
+def test_the_shipped_registry_holds_the_five_bugs_and_the_two_look_alikes() -> None:
     registry = load_registry(DEFAULT_REGISTRY)
-    assert list(registry) == ["torchvision-8587", "kornia-2791", "kornia-2837", "sam2-460", "torchvision-8855"]
+    assert list(registry) == [
+        "torchvision-8587", "torchvision-9060", "torchvision-9606", "kornia-2791", "kornia-2837", "sam2-460", "torchvision-8855"
+    ]
+    for unfixed in ("torchvision-9060", "torchvision-9606"):
+        assert registry[unfixed].first_fixed is None and registry[unfixed].notes
+        assert registry[unfixed].affected.contains("99.0")  # no fix yet: every later release is affected
     assert registry["kornia-2837"].affected.contains("0.7.2.dev0", prereleases=True)
     assert not registry["kornia-2837"].affected.contains("0.7.2", prereleases=True)
     assert registry["torchvision-8587"].kind == "race"
@@ -49,6 +55,8 @@ def write(tmp_path: Path, text: str) -> Path:
         (VALID_ENTRY.replace('symptom_device = "cuda"', 'symptom_device = "tpu"'), "symptom_device = 'tpu'"),
         (VALID_ENTRY.replace('first_fixed = "2.1"', "first_fixed = 2.1"), r"must be strings: first_fixed"),
         (VALID_ENTRY + 'probe = "no_colon"\n', "expected 'module:function'"),
+        (VALID_ENTRY.replace('first_fixed = "2.1"\n', ""), r"missing field\(s\): first_fixed \(affected = '<2.1,>=2.0' ends"),
+        (VALID_ENTRY + "notes = 3\n", r"must be strings: notes"),
     ],
 )
 def test_broken_registry_names_file_and_entry(tmp_path: Path, text: str, message: str) -> None:
@@ -61,3 +69,14 @@ def test_broken_registry_names_file_and_entry(tmp_path: Path, text: str, message
 def test_missing_registry_file(tmp_path: Path) -> None:
     with pytest.raises(RegistryError, match="cannot read the bug registry"):
         load_registry(tmp_path / "absent.toml")
+
+
+def test_a_bug_with_no_fix_yet_has_an_open_range_and_says_so() -> None:
+    unfixed = VALID_ENTRY.replace('affected = ">=2.0,<2.1"', 'affected = ">=2.0"').replace('first_fixed = "2.1"\n', "")
+    unfixed = unfixed.replace('fix = "https://example.invalid/pull/2"\n', 'notes = "closing change unknown"\n')
+    bug = parse_bug(Path("bugs.toml"), "demo-1", tomllib.loads(unfixed)["demo-1"])
+    assert (bug.first_fixed, bug.fix, bug.notes) == (None, None, "closing change unknown")
+    assert bug.fix_status() == "no release fixes it yet"
+    proposed = parse_bug(Path("bugs.toml"), "demo-1", {**tomllib.loads(unfixed)["demo-1"], "fix": "https://e.invalid/pull/9"})
+    assert proposed.fix_status() == "no release fixes it yet (proposed fix, not released: https://e.invalid/pull/9)"
+    assert load_registry(DEFAULT_REGISTRY)["kornia-2791"].fix_status() == "fixed in 0.7.2 by https://github.com/kornia/kornia/pull/2792"
