@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from fixtures.registry import DEFAULT_REGISTRY, RegistryError, load_registry, parse_bug
+from tests.conftest import REPO
 
 VALID_ENTRY = """
 [demo-1]
@@ -80,3 +83,24 @@ def test_a_bug_with_no_fix_yet_has_an_open_range_and_says_so() -> None:
     proposed = parse_bug(Path("bugs.toml"), "demo-1", {**tomllib.loads(unfixed)["demo-1"], "fix": "https://e.invalid/pull/9"})
     assert proposed.fix_status() == "no release fixes it yet (proposed fix, not released: https://e.invalid/pull/9)"
     assert load_registry(DEFAULT_REGISTRY)["kornia-2791"].fix_status() == "fixed in 0.7.2 by https://github.com/kornia/kornia/pull/2792"
+
+
+JPEG_SUITES = ("suites/torchvision_8587_encode_jpeg", "suites/torchvision_9060_threaded_encode", "suites/torchvision_9606_decode_freed_memory")
+
+
+def collected_for_bug(bug_id: str) -> set[str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", *JPEG_SUITES, "--bug", bug_id, "--collect-only", "-q", "-p", "no:cacheprovider", "--device", "cpu"],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    return {line.split("::")[0] for line in run.stdout.splitlines() if "::" in line}
+
+
+def test_each_jpeg_bug_collects_only_its_own_tests() -> None:
+    """The look-alikes are charged to their own entries: --bug torchvision-8587 runs neither."""
+    assert collected_for_bug("torchvision-8587") == {
+        f"suites/torchvision_8587_encode_jpeg/{name}.py"
+        for name in ("test_consecutive_encodes", "test_gpu_decode", "test_list_input", "test_sizes")
+    }
+    assert collected_for_bug("torchvision-9606") == {"suites/torchvision_9606_decode_freed_memory/test_decode_after_free.py"}
