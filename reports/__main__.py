@@ -1,18 +1,23 @@
 """python -m reports compare OLD.json NEW.json [-o compare.html]
 python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
+python -m reports acceptance [--race-budget N,Ss]   (on a GPU machine; see reports/acceptance.py)
 
 Exit status: 0 done (scan: every verdict agrees with the registry), 1 the new run has a new
-regression (compare) or a release disagrees with the registry (scan), 2 bad input (one line).
+regression (compare), a release disagrees with the registry (scan) or a pytest step failed
+(acceptance), 2 bad input (one line).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import subprocess
 import sys
 from pathlib import Path
 
 from fixtures.registry import DEFAULT_REGISTRY
+from reports.acceptance import DEFAULT_RACE_BUDGET, acceptance_steps, observed_folder, summary_lines
 from reports.compare import compare, comparison_html, comparison_text, exit_status
 from reports.loading import ResultsError, load_results
 from reports.matrix import matrix_columns, matrix_html
@@ -44,7 +49,33 @@ def parser() -> argparse.ArgumentParser:
     scan_command.add_argument("--out", type=Path, default=REPOSITORY / "reports" / "out" / "scan", help="scan.json, scan.html and one PACKAGE-VERSION/ report folder per release (default: reports/out/scan)")
     scan_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})")
     scan_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/bugs.toml)")
+    acceptance_command = commands.add_parser(
+        "acceptance", help="every GPU test on every visible GPU (xdist + serial), kept under reports/observed/"
+    )
+    acceptance_command.add_argument("--race-budget", default=DEFAULT_RACE_BUDGET, help=f"as pytest's (default {DEFAULT_RACE_BUDGET})")
     return root
+
+
+def run_acceptance(race_budget: str) -> int:
+    """Run both steps, then print (and keep in summary.txt) each bug's verdict, evidence and GPUs."""
+    import torch
+
+    names = [torch.cuda.get_device_name(index) for index in range(torch.cuda.device_count())]
+    if not names:
+        print("error: the acceptance run needs a visible GPU; torch.cuda.device_count() is 0", file=sys.stderr)
+        return BAD_INPUT
+    folder = observed_folder(datetime.date.today().isoformat(), names)
+    statuses = []
+    for step in acceptance_steps(sys.executable, len(names), folder, race_budget):
+        print(f"$ {' '.join(step.command)}", flush=True)
+        statuses.append(subprocess.run(step.command, check=False).returncode)
+    lines = [f"GPUs: {', '.join(names)}"]
+    for step in acceptance_steps(sys.executable, len(names), folder, race_budget):
+        lines += summary_lines(step.name, load_results(folder / step.name / "results.json"))
+    (folder / "summary.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    print(f"kept under {folder}/: commit it (results.json, summary.txt) with what you corrected")
+    return 0 if all(status == 0 for status in statuses) else 1
 
 
 def run_compare(old: Path, new: Path, output: Path) -> int:
@@ -81,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if arguments.command == "compare":
             return run_compare(arguments.old, arguments.new, arguments.output)
+        if arguments.command == "acceptance":
+            return run_acceptance(arguments.race_budget)
         return run_matrix(arguments.results, arguments.output)
     except ResultsError as error:
         print(f"error: {error}", file=sys.stderr)

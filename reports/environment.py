@@ -49,6 +49,7 @@ def gpu_facts() -> list[dict]:
         {
             "index": index,
             "name": torch.cuda.get_device_name(index),
+            "uuid": str(torch.cuda.get_device_properties(index).uuid),
             "memory_gib": round(torch.cuda.get_device_properties(index).total_memory / 2**30, 1),
             "capability": ".".join(map(str, torch.cuda.get_device_capability(index))),
         }
@@ -56,7 +57,29 @@ def gpu_facts() -> list[dict]:
     ]
 
 
-def environment_facts() -> dict:
+def fp32_precision_facts() -> dict[str, str]:
+    """The session's fp32 precision settings (torch's new API, readable whatever API set them):
+    "tf32" lets cuBLAS/cuDNN round products to TF32 on Ampere and later; "none" inherits."""
+    import torch
+
+    backends = torch.backends
+    readers = {
+        "generic": lambda: backends.fp32_precision,
+        "cuda.matmul": lambda: backends.cuda.matmul.fp32_precision,
+        "cudnn.conv": lambda: backends.cudnn.conv.fp32_precision,
+        "cudnn.rnn": lambda: backends.cudnn.rnn.fp32_precision,
+    }
+    facts = {}
+    for name, read in readers.items():
+        try:
+            facts[name] = str(read())
+        except (AttributeError, RuntimeError):  # a torch older than the fp32_precision API
+            facts[name] = "n/a"
+    return facts
+
+
+def environment_facts(workers: dict[str, dict] | None = None) -> dict:
+    """`workers`: what each xdist worker was pinned to and saw (fixtures/plugin_devices.py)."""
     import torch
 
     gpus = gpu_facts()
@@ -72,6 +95,8 @@ def environment_facts() -> dict:
         "nvidia_driver": nvidia_driver_version() if gpus else None,
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "gpus": gpus,
+        "fp32_precision": fp32_precision_facts(),
+        "workers": workers or {},
         "ci": {name: os.environ[name] for name in CI_VARIABLES if name in os.environ},
     }
 
@@ -98,15 +123,28 @@ def environment_rows(environment: dict) -> dict[str, str | dict[str, str]]:
         "NVIDIA driver": environment["nvidia_driver"] or absent,
         "GPUs": {
             f"cuda:{gpu['index']}": f"{gpu['name']}, {gpu['memory_gib']} GiB, compute capability {gpu['capability']}"
+            + (f", {gpu['uuid']}" if gpu.get("uuid") else "")
             for gpu in environment["gpus"]
         }
         or "none visible",
+        "fp32 precision (session default)": {name: value for name, value in environment.get("fp32_precision", {}).items()},
     }
+    if environment.get("workers"):
+        rows["xdist workers"] = {worker: worker_summary(seen) for worker, seen in environment["workers"].items()}
     if environment["cuda_visible_devices"] is not None:
         rows["CUDA_VISIBLE_DEVICES"] = environment["cuda_visible_devices"]
     if environment["ci"]:
         rows["CI"] = dict(environment["ci"])
     return rows
+
+
+def worker_summary(seen: dict) -> str:
+    """"CUDA_VISIBLE_DEVICES=1; saw 0: NVIDIA H100 (...); crashed: ..." for one xdist worker."""
+    parts = [f"CUDA_VISIBLE_DEVICES={seen.get('cuda_visible_devices') or '<unpinned>'}"]
+    parts.append("saw " + ", ".join(seen["gpus"]) if seen.get("gpus") else "reported no GPU")
+    if seen.get("crashed"):
+        parts.append(f"crashed: {seen['crashed']}")
+    return "; ".join(parts)
 
 
 def releases(environment: dict) -> list[str]:

@@ -55,9 +55,9 @@ def verdict_row(record: dict) -> str:
         escape(record["evidence"] or "—"),
         f'{escape(record["package"])} {escape(installed)}',
         f'<code>{escape(record["affected_range"])}</code>{_affected_note(record)}',
-        escape(record["first_fixed"]),
-        f'{link(record["issue"], upstream_label("issue", record["issue"]))}<br>'
-        f'{link(record["fix"], upstream_label("fix", record["fix"]))}',
+        escape(record["first_fixed"] or "no release yet"),
+        link(record["issue"], upstream_label("issue", record["issue"]))
+        + (f'<br>{link(record["fix"], upstream_label("fix", record["fix"]))}' if record["fix"] else ""),
         escape(record["detail"]) + _errored_tests(record),
     ]
     tds = "".join(f"<td>{cell}</td>" for cell in cells)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.plugin_devices import workers_seen
 from fixtures.plugin_known_bugs import VERDICTS, bug_status, registry_of
 from reports.environment import environment_facts
 from reports.results import merge_test_record, results_document, verdict_record
@@ -76,7 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def session_environment(config: pytest.Config) -> dict:
     """The run's environment facts, read once at the end of the session (they initialise CUDA)."""
     if ENVIRONMENT not in config.stash:
-        config.stash[ENVIRONMENT] = environment_facts()
+        config.stash[ENVIRONMENT] = environment_facts(workers_seen(config))
     return config.stash[ENVIRONMENT]
 
 

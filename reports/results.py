@@ -68,10 +68,11 @@ def verdict_record(bug: Bug, status: AffectedStatus, verdict: BugVerdict) -> dic
         "affected": status.affected,
         "decided_by": status.basis,
         "disagreement": status.disagreement,
-        "first_fixed": str(bug.first_fixed),
+        "first_fixed": str(bug.first_fixed) if bug.first_fixed else None,
         "kind": bug.kind,
         "issue": bug.issue,
         "fix": bug.fix,
+        "notes": bug.notes,
     }
 
 

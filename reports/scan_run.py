@@ -165,7 +165,7 @@ def selected_bugs(registry: dict[str, Bug], package: str, bug_ids: list[str]) ->
 def bug_scans(bugs: list[Bug], runs: list[ReleaseRun]) -> list[BugScan]:
     return [
         scan_bug(
-            bug_id=bug.id, title=bug.title, affected=bug.affected, first_fixed=str(bug.first_fixed), kind=bug.kind,
+            bug_id=bug.id, title=bug.title, affected=bug.affected, first_fixed=str(bug.first_fixed or "no release yet"), kind=bug.kind,
             verdicts={run.release: run.verdicts[bug.id] for run in runs},
         )
         for bug in bugs

@@ -139,3 +139,26 @@ def test_fault_a_test_that_changes_global_state_leaves_none_behind(harness) -> N
     after = current_flags(), random.getstate(), np.random.get_state()[1].tolist(), torch.get_rng_state()
     assert after[:3] == before[:3]
     assert torch.equal(after[3], before[3])
+
+
+ISOLATED_FAILURE_WITH_EVIDENCE = """
+import pytest, torch
+
+@pytest.mark.isolated(timeout=120)
+def test_isolated_failure(attach_image):
+    attach_image("decoded frame", torch.zeros(3, 8, 8, dtype=torch.uint8))
+    assert 1 + 1 == 3, "frame 3 differs from its source"
+"""
+
+
+@pytest.mark.catches("fixtures/plugin_evidence.py::pytest_runtest_logreport")
+def test_fault_an_isolated_failure_keeps_its_message_and_images(harness, tmp_path) -> None:
+    """Without the unpacking, results.json's message is the traceback's first line and the
+    evidence image never reaches the report."""
+    harness.makepyfile(ISOLATED_FAILURE_WITH_EVIDENCE)
+    result = harness.runpytest_subprocess(f"--report-dir={tmp_path}", "-rA")
+    result.assert_outcomes(failed=1)
+    (record,) = json.loads((tmp_path / "results.json").read_text())["tests"]
+    assert record["message"].startswith("AssertionError: frame 3 differs from its source")
+    assert "harness_isolated_report" not in record["properties"]
+    assert "decoded frame" in (tmp_path / "report.html").read_text()

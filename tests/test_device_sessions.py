@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import REPO
+from tests.conftest import HARNESS_PLUGINS, REPO
 
 DEVICE_TEST = """
 def test_body(device):
@@ -177,3 +177,44 @@ def test_risky_gpu_tests_are_isolated_only_on_a_visible_gpu(harness, gpus) -> No
     isolated = {item.name: item.get_closest_marker("isolated") for item in items}
     assert {name for name, marker in isolated.items() if marker} == {"test_risky[cuda:0]"}
     assert isolated["test_risky[cuda:0]"].kwargs == {"timeout": 30}
+
+
+# Every worker, the replacement too (it may get no test left to run), records its pin at start.
+RECORD_PINS = """
+import os, pathlib
+import torch
+
+torch.cuda.device_count = lambda: 2  # a simulated 2-GPU runner, in every process
+
+def pytest_sessionstart(session):
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is not None:
+        pathlib.Path({out!r}, workerinput["workerid"]).write_text(os.environ.get("CUDA_VISIBLE_DEVICES", "<unset>"))
+"""
+
+# gw1's first test crashes it (round robin would then put gw2 on gw0's GPU); the others take a
+# second each, so gw0 is still alive, holding its GPU, when the replacement starts.
+CRASH_ONCE = """
+import os, pathlib, time
+import pytest
+
+@pytest.mark.parametrize("n", range(8))
+def test_crash_once(n, worker_id):
+    flag = pathlib.Path({out!r}, "crashed")
+    if worker_id == "gw1" and not flag.exists():
+        flag.write_text(worker_id)
+        os._exit(1)  # the worker dies mid-test, as a segfault would end it
+    time.sleep(1)
+"""
+
+
+def test_a_crashed_workers_replacement_is_pinned_to_the_freed_gpu(harness, tmp_path: Path, monkeypatch) -> None:
+    """Two simulated GPUs, two workers; gw1 crashes: xdist starts gw2, which must take gw1's GPU
+    (pinning by index % 2 would put it beside gw0)."""
+    harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + RECORD_PINS.format(out=str(tmp_path)))
+    harness.makepyfile(CRASH_ONCE.format(out=str(tmp_path)))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    result = harness.runpytest_subprocess("-n", "2", "-p", "no:randomly")
+    result.stdout.fnmatch_lines(["*replacing crashed worker gw*"])
+    pins = {path.name: path.read_text() for path in tmp_path.iterdir() if path.name.startswith("gw")}
+    assert pins == {"gw0": "0", "gw1": "1", "gw2": "1"}

@@ -11,7 +11,9 @@ from fixtures.devices import (
     device_skip_reason,
     min_cuda_devices_skip_reason,
     parse_device_spec,
-    pinned_cuda_device,
+    gpu_for_new_worker,
+    gpu_label,
+    physical_gpu,
     xdist_worker_index,
 )
 
@@ -77,13 +79,43 @@ def test_caller_visible_cuda_devices(env: str | None, count: int, expected: list
     assert caller_visible_cuda_devices(env, count) == expected
 
 
+def start_workers(visible: list[str], count: int) -> dict[str, str]:
+    """What the controller hands gw0..gw{count-1}, started one after another."""
+    held: dict[str, str] = {}
+    for index in range(count):
+        held[f"gw{index}"] = gpu_for_new_worker(visible, held, index)
+    return held
+
+
 def test_workers_pin_round_robin_over_the_callers_restricted_list() -> None:
     # The user restricted the job to physical GPUs 2 and 3: workers must stay inside that list.
     visible = caller_visible_cuda_devices("2,3", 2)
-    pins = [pinned_cuda_device(visible, xdist_worker_index(f"gw{i}")) for i in range(5)]
-    assert pins == ["2", "3", "2", "3", "2"]
+    assert list(start_workers(visible, 5).values()) == ["2", "3", "2", "3", "2"]
+
+
+@pytest.mark.parametrize("crashed", ["gw0", "gw1"])
+def test_a_crashed_workers_replacement_takes_its_gpu(crashed: str) -> None:
+    held = start_workers(["0", "1"], 2)
+    freed = held.pop(crashed)
+    # xdist names the replacement gw2: index 2 % 2 would pick "0" whichever worker crashed.
+    assert gpu_for_new_worker(["0", "1"], held, xdist_worker_index("gw2")) == freed
+    held["gw2"] = freed
+    assert sorted(held.values()) == ["0", "1"]
+
+
+def test_replacements_fill_the_least_loaded_gpu_when_workers_outnumber_gpus() -> None:
+    held = start_workers(["0", "1"], 4)  # gw0, gw2 on "0"; gw1, gw3 on "1"
+    del held["gw3"]
+    assert gpu_for_new_worker(["0", "1"], held, 4) == "1"
 
 
 def test_no_gpu_no_pin() -> None:
-    assert pinned_cuda_device([], 0) is None
+    assert gpu_for_new_worker([], {}, 0) is None
     assert xdist_worker_index("master") is None
+
+
+def test_physical_gpu_and_its_label() -> None:
+    assert physical_gpu(["3"], 0) == "3"  # a worker pinned to physical GPU 3 calls it cuda:0
+    assert physical_gpu(["GPU-aa", "GPU-bb"], 1) == "GPU-bb"
+    assert physical_gpu([], 1) == "1"
+    assert gpu_label("3", "NVIDIA H100", "5d3e") == "3: NVIDIA H100 (5d3e)"

@@ -1,8 +1,9 @@
 """The torchvision-8587 oracle fails on faulty encoder output: noise bytes, truncated bytes,
 corrupt bytes, a valid JPEG of noise, the previous frame's bytes, a decoded frame of another size,
-a decoder that overwrote freed memory, noise from the threaded stress test's workers, partial
-frames (bottom rows, a stripe or one block left from the frame before); and it passes correct
-encodes (so its thresholds are not too tight)."""
+a decoder that overwrote freed memory, noise from the threaded stress test's workers (9060), an
+nvJPEG failure status from encode_jpeg mid-race, partial frames (bottom rows, a stripe or one
+block left from the frame before); and it passes correct encodes (so its thresholds are not too
+tight)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from torchvision.io import decode_jpeg, encode_jpeg
 
 from fixtures.outcomes import BugObserved
 from fixtures.race_budget import RaceBudget
-from suites.torchvision_8587_encode_jpeg import test_threaded_encodes as threaded
+from suites.torchvision_9060_threaded_encode import test_threaded_encodes as threaded
 from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, LAYOUTS, gradient_image, with_layout
 from suites.torchvision_8587_encode_jpeg.oracle import (
     MAX_BLOCK_ABS_DIFF,
@@ -25,6 +26,7 @@ from suites.torchvision_8587_encode_jpeg.oracle import (
     check_jpeg,
     check_untouched,
     mean_abs_diff_255,
+    nvjpeg_failure_is_observed,
 )
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{TORCHVISION_IO_DEPRECATION}:DeprecationWarning")
@@ -141,7 +143,7 @@ def noise_encoder(image: torch.Tensor, quality: int) -> torch.Tensor:
     return encode_jpeg(noise, quality=quality)
 
 
-@pytest.mark.catches("suites/torchvision_8587_encode_jpeg/test_threaded_encodes.py::test_threaded_encodes_under_load")
+@pytest.mark.catches("suites/torchvision_9060_threaded_encode/test_threaded_encodes.py::test_threaded_encodes_under_load")
 def test_fault_noise_from_every_worker_thread(monkeypatch):
     """The threaded stress test turns its workers' findings into one BugObserved (not a plain error)."""
     monkeypatch.setattr(threaded, "encode_jpeg", noise_encoder)
@@ -208,3 +210,21 @@ def test_edge_blocks_are_averaged_over_the_pixels_they_hold():
     pixels = torch.zeros(10, 10)
     pixels[8:] = 8.0
     assert block_means(pixels).tolist() == [[0.0, 0.0], [8.0, 8.0]]
+def nvjpeg_failing_encoder(image: torch.Tensor, quality: int) -> torch.Tensor:
+    """A faked encode_jpeg failing the way torchvision 0.29's CUDA encoder reports an nvJPEG status."""
+    raise RuntimeError("Expected status == NVJPEG_STATUS_SUCCESS to be true, but got false.\nimage encoding failed: 6")
+
+
+@pytest.mark.catches("suites/torchvision_8587_encode_jpeg/oracle.py::nvjpeg_failure_is_observed")
+def test_fault_nvjpeg_status_error_mid_race_is_an_observation(monkeypatch):
+    monkeypatch.setattr(threaded, "encode_jpeg", nvjpeg_failing_encoder)
+    monkeypatch.setitem(threaded.FRAME_SIDE, "cpu", 64)
+    with pytest.raises(BugObserved, match="2 of 2 threads saw a bad frame; first: cpu 64x64 iteration 0 thread [01]: "
+                       "encode_jpeg failed inside nvJPEG: image encoding failed: 6"):
+        threaded.test_threaded_encodes_under_load("cpu", 2, RaceBudget(2, None), 0, lambda *a: None, lambda *a: None)
+
+
+def test_other_encoder_errors_stay_errors():
+    with pytest.raises(RuntimeError, match="Input tensor dtype should be uint8"):
+        with nvjpeg_failure_is_observed(WHERE):
+            raise RuntimeError("Input tensor dtype should be uint8")

@@ -1,4 +1,4 @@
-"""torchvision-8587's race tests do not synchronize before encoding: a synchronize (or a read back
+"""The JPEG encode race tests (torchvision-8587, -9060) do not synchronize before encoding: a synchronize (or a read back
 to the host) between building a frame and `encode_jpeg` lets the frame finish first, which hides
 the race the tests exist for. Checked by reading the suite's source (ast), so a new test or an
 edited body is held to it too."""
@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-SUITE = Path(__file__).resolve().parents[1] / "suites" / "torchvision_8587_encode_jpeg"
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+SUITE = SUITES / "torchvision_8587_encode_jpeg"
+RACE_SUITES = (SUITE, SUITES / "torchvision_9060_threaded_encode")
 ENCODE = "encode_jpeg"
 # Calls that wait for the device's queued work: an explicit synchronize or a read to the host.
 WAITING_CALLS = frozenset({"synchronize", "wait_stream", "wait_event", "cpu", "item", "tolist", "numpy"})
@@ -49,7 +51,8 @@ def waits_before_encoding(source: str) -> dict[str, list[str]]:
 def test_no_race_test_waits_for_the_device_before_encoding() -> None:
     scanned = {
         f"{path.name}::{name}": waits
-        for path in sorted(SUITE.glob("*.py"))
+        for suite in RACE_SUITES
+        for path in sorted(suite.glob("*.py"))
         for name, waits in waits_before_encoding(path.read_text()).items()
     }
     assert RACE_BODIES <= set(scanned), f"race bodies not found (renamed?): {sorted(RACE_BODIES - set(scanned))}"

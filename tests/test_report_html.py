@@ -192,6 +192,30 @@ def test_environment_rows_name_each_gpu_and_ci_variable() -> None:
     }
     assert rows["Packages"]["sam2"] == "not installed" and rows["cuDNN"] == "90100"
     assert rows["CI"] == {"GITHUB_RUN_ID": "42"} and rows["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert "xdist workers" not in rows  # a serial run
+
+
+def test_environment_rows_show_precision_and_what_each_worker_saw() -> None:
+    environment = {
+        "packages": {}, "python": "3.11.7", "implementation": "cpython", "platform": "Linux", "cpu": "x86_64",
+        "cpu_count": 16, "torch_cuda_build": "13.2", "cudnn": 91000, "nvidia_driver": "580.1", "cuda_visible_devices": None,
+        "gpus": [{"index": 0, "name": "NVIDIA H100", "uuid": "GPU-aa", "memory_gib": 79.1, "capability": "9.0"}],
+        "fp32_precision": {"generic": "none", "cuda.matmul": "none", "cudnn.conv": "tf32", "cudnn.rnn": "tf32"},
+        "workers": {
+            "gw0": {"cuda_visible_devices": "0", "gpus": ["0: NVIDIA H100 (GPU-aa)"]},
+            "gw1": {"cuda_visible_devices": "1", "gpus": [], "crashed": "Not properly terminated"},
+            "gw2": {"cuda_visible_devices": "1", "gpus": ["1: NVIDIA H100 (GPU-bb)"]},
+        },
+        "ci": {},
+    }
+    rows = environment_rows(environment)
+    assert rows["GPUs"] == {"cuda:0": "NVIDIA H100, 79.1 GiB, compute capability 9.0, GPU-aa"}
+    assert rows["fp32 precision (session default)"]["cudnn.conv"] == "tf32"
+    assert rows["xdist workers"] == {
+        "gw0": "CUDA_VISIBLE_DEVICES=0; saw 0: NVIDIA H100 (GPU-aa)",
+        "gw1": "CUDA_VISIBLE_DEVICES=1; reported no GPU; crashed: Not properly terminated",
+        "gw2": "CUDA_VISIBLE_DEVICES=1; saw 1: NVIDIA H100 (GPU-bb)",
+    }
 
 
 def test_thumbnail_strip_captions_each_image() -> None:

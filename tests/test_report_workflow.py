@@ -1,74 +1,202 @@
-"""The GPU workflow cannot run here; this checks it is well-formed and has the jobs and steps the
-matrix page relies on. PyYAML is not in the harness's environment, so the check reads the
-block-style YAML the file is written in: indentation, keys, and the lines that matter."""
+"""The GPU workflow cannot run here; this parses it as YAML and checks what it promises: the fork
+gate, both pytest steps (one xdist worker per GPU; serial for multi-GPU and isolated tests) and
+that together they leave no GPU test unrun, --strict-sweeps, the release matrix, the matrix page."""
 
 from __future__ import annotations
 
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import torch
+import yaml
 
-WORKFLOW = Path(__file__).resolve().parents[1] / ".github" / "workflows" / "gpu-regression.yml"
-_KEY = re.compile(r"^(?P<indent> *)(?P<item>- )?(?P<key>[\w-]+):(?: (?P<value>.*))?$")
+from tests.conftest import REPO
 
-
-def key_paths(text: str) -> dict[str, str]:
-    """'jobs.regression.runs-on' -> its value, for every mapping key (list items count as one
-    more level of indentation, as YAML reads them); raises on tabs or odd indentation."""
-    paths: dict[str, str] = {}
-    stack: list[tuple[int, str]] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        assert "\t" not in line, f"line {number}: a tab"
-        match = _KEY.match(line)
-        if match is None:
-            continue  # a list item value or a block scalar's text
-        indent = len(match["indent"]) + (2 if match["item"] else 0)
-        assert indent % 2 == 0, f"line {number}: indentation {indent} is not a multiple of 2"
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        stack.append((indent, match["key"]))
-        paths.setdefault(".".join(key for _, key in stack), (match["value"] or "").strip())
-    return paths
+WORKFLOW = REPO / ".github" / "workflows" / "gpu-regression.yml"
 
 
-def test_workflow_is_block_yaml_with_balanced_expressions() -> None:
-    text = WORKFLOW.read_text(encoding="utf-8")
-    key_paths(text)
-    assert text.count("${{") == text.count("}}"), "an unclosed ${{ expression }}"
-    for expression in re.findall(r"\$\{\{(.*?)\}\}", text):
-        assert re.fullmatch(r" [\w.\-]+ ", expression), f"unexpected expression ${{{{{expression}}}}}"
+def load_workflow(path: Path = WORKFLOW) -> dict:
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document["on"] = document.pop(True)  # YAML 1.1 reads the bare key `on` as true
+    return document
 
 
-def test_matrix_over_releases_and_gpu_runners_runs_the_suites_with_require_gpu() -> None:
-    text = WORKFLOW.read_text(encoding="utf-8")
-    paths = key_paths(text)
-    releases = paths["jobs.regression.strategy.matrix.release"]
-    tox_envs = re.findall(r"^\[testenv:([\w-]+)\]", (WORKFLOW.parents[2] / "tox.ini").read_text(), re.M)
-    assert releases.startswith("[") and set(releases.strip("[]").replace(" ", "").split(",")) <= set(tox_envs)
-    assert paths["jobs.regression.strategy.matrix.gpu"].startswith("[")
-    assert "${{ matrix.gpu }}" in paths["jobs.regression.runs-on"]
-    assert paths["jobs.regression.strategy.fail-fast"] == "false"  # one regressed job must not cancel the rest
-    assert re.search(r"run: tox -e \"\$\{\{ matrix.release \}\}\" -- --require-gpu", text)
-    assert "path: reports/out/${{ matrix.release }}/" in text  # where tox.ini puts each env's reports
+def regression_steps(workflow: dict) -> dict[str, dict]:
+    return {step["name"]: step for step in workflow["jobs"]["regression"]["steps"] if "name" in step}
 
 
-def test_final_job_builds_the_matrix_from_every_jobs_upload() -> None:
-    text = WORKFLOW.read_text(encoding="utf-8")
-    paths = key_paths(text)
-    assert paths["jobs.matrix-page.needs"] == "regression" and paths["jobs.matrix-page.if"] == "always()"
-    final = text[text.index("  matrix-page:") :]
-    assert "uses: actions/download-artifact@v4" in final and "pattern: reports-*" in final
-    assert "run: python -m reports matrix all-reports/*/results.json -o all-reports/matrix.html" in final
-    assert "uses: actions/upload-artifact@v4" in final and "name: regression-matrix" in final
-    assert "name: reports-${{ matrix.release }}-${{ matrix.gpu }}" in text  # what pattern reports-* downloads
+def pytest_run_of(step: dict) -> list[str]:
+    """The step's command as words (after `tox -e ENV --`), with its folded lines joined."""
+    words = shlex.split(step["run"])
+    assert words[:2] == ["tox", "-e"] and words[3] == "--", step["run"]
+    return words[4:]
 
 
-@pytest.mark.catches("tests/test_report_workflow.py::key_paths")
-def test_fault_key_paths_catches_bad_indentation_and_tabs() -> None:
-    with pytest.raises(AssertionError, match="indentation 3"):
-        key_paths("jobs:\n   build:\n")
-    with pytest.raises(AssertionError, match="a tab"):
-        key_paths("jobs:\n\tbuild:\n")
+def marker_expression(words: list[str]) -> str:
+    return words[words.index("-m") + 1]
+
+
+def parallel_and_serial_steps(workflow: dict) -> tuple[list[str], list[str]]:
+    steps = [pytest_run_of(step) for step in regression_steps(workflow).values() if step.get("run", "").startswith("tox")]
+    parallel = [words for words in steps if "-n" in words]
+    serial = [words for words in steps if "-n" not in words]
+    assert len(parallel) == 1 and len(serial) == 1, "expected one xdist step and one serial step"
+    return parallel[0], serial[0]
+
+
+class Context(SimpleNamespace):
+    """A GitHub expression context: a missing property is null, as GitHub evaluates it."""
+
+    def __getattr__(self, name: str) -> object:
+        return None
+
+
+def as_context(value: object) -> object:
+    return Context(**{key: as_context(item) for key, item in value.items()}) if isinstance(value, dict) else value
+
+
+def evaluate_if(expression: str, github: dict) -> bool:
+    """The job's `if:` for one event: GitHub's operators as Python's (the expression uses only
+    property paths, string literals, ==, !=, &&, || and parentheses)."""
+    assert re.fullmatch(r"[\w.\s'()=!&|-]+", expression) and "__" not in expression, f"unexpected syntax in {expression!r}"
+    python = expression.replace("&&", " and ").replace("||", " or ")
+    return bool(eval(python, {"__builtins__": {}}, {"github": as_context(github)}))  # noqa: S307 - checked above
+
+
+def pull_request(head_repo: str, action: str = "synchronize", label: str | None = None) -> dict:
+    event = {"action": action, "pull_request": {"head": {"repo": {"full_name": head_repo}}}}
+    if label:
+        event["label"] = {"name": label}
+    return {"event_name": "pull_request", "repository": "team/harness", "event": event}
+
+
+@pytest.mark.parametrize(
+    ("github", "runs"),
+    [
+        ({"event_name": "push", "repository": "team/harness", "event": {}}, True),
+        ({"event_name": "schedule", "repository": "team/harness", "event": {}}, True),
+        ({"event_name": "workflow_dispatch", "repository": "team/harness", "event": {}}, True),
+        (pull_request("team/harness"), True),  # a branch of this repository
+        (pull_request("stranger/harness"), False),  # a fork: its code would run on our machines
+        (pull_request("stranger/harness", "opened"), False),
+        (pull_request("stranger/harness", "labeled", "gpu-ci"), True),  # a maintainer's label
+        (pull_request("stranger/harness", "labeled", "docs"), False),
+    ],
+)
+def test_self_hosted_runs_gate_pull_requests_from_forks(github: dict, runs: bool) -> None:
+    workflow = load_workflow()
+    assert "labeled" in workflow["on"]["pull_request"]["types"]
+    assert {"push", "schedule", "workflow_dispatch"} <= set(workflow["on"])
+    assert "self-hosted" in workflow["jobs"]["regression"]["runs-on"]
+    assert evaluate_if(workflow["jobs"]["regression"]["if"], github) is runs
+
+
+def test_both_steps_require_a_gpu_and_fail_on_new_sweep_findings() -> None:
+    workflow = load_workflow()
+    shared = workflow["jobs"]["regression"]["env"]["HARNESS_GPU_OPTIONS"].split()
+    assert {"--require-gpu", "--strict-sweeps"} <= set(shared)
+    for words in parallel_and_serial_steps(workflow):
+        assert words[0] == "$HARNESS_GPU_OPTIONS"
+
+
+def test_one_xdist_worker_per_gpu_and_a_serial_step_that_runs_after_a_failure() -> None:
+    workflow = load_workflow()
+    parallel, serial = parallel_and_serial_steps(workflow)
+    assert parallel[parallel.index("-n") + 1] == "$GPU_COUNT"
+    assert "GPU_COUNT=$(nvidia-smi --list-gpus | wc -l)" in regression_steps(workflow)["Show the GPUs"]["run"]
+    serial_step = next(
+        step for step in regression_steps(workflow).values()
+        if step.get("run", "").startswith("tox") and "-n" not in pytest_run_of(step)
+    )
+    assert serial_step["if"] == "success() || failure()"
+    report_dirs = {words[-1] for words in (parallel, serial)}
+    assert report_dirs == {
+        "--report-dir=reports/out/${{ matrix.release }}/parallel",
+        "--report-dir=reports/out/${{ matrix.release }}/serial",
+    }
+
+
+SPLIT_SESSION = """
+import pytest
+
+def test_plain(device):
+    pass
+
+@pytest.mark.isolated_on_gpu
+def test_risky(device):
+    pass
+
+@pytest.mark.min_cuda_devices(2)
+def test_two_gpus():
+    pass
+"""
+
+
+def selected(harness: pytest.Pytester, *options: str) -> set[str]:
+    """The node ids a session with these options would run (after -m deselects)."""
+    recorder = harness.inline_run("--collect-only", "--device", "cuda", *options)
+    return {item.nodeid for item in recorder.getcalls("pytest_collection_finish")[0].session.items}
+
+
+def test_the_two_steps_split_every_gpu_test_between_them(harness, monkeypatch) -> None:
+    """On a (simulated) 2-GPU runner: the serial step takes every cuda:1 test, every multi-GPU
+    test and every isolated one; the xdist step the rest; no test is in both or in neither."""
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    parallel, serial = parallel_and_serial_steps(load_workflow())
+    harness.makepyfile(SPLIT_SESSION)
+    everything = selected(harness)
+    in_serial = selected(harness, "-m", marker_expression(serial))
+    in_parallel = selected(harness, "-m", marker_expression(parallel))
+    assert in_serial | in_parallel == everything and not in_serial & in_parallel
+    assert {nodeid for nodeid in everything if "cuda:1" in nodeid} <= in_serial
+    assert in_serial == {nodeid for nodeid in everything if "cuda:1" in nodeid or "risky" in nodeid or "two_gpus" in nodeid}
+
+
+def collected_ids(*options: str) -> set[str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "suites", "--collect-only", "-q", "-p", "no:cacheprovider", "--device", "cuda:0,cuda:1", *options],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return {line for line in run.stdout.splitlines() if "::" in line}
+
+
+def test_the_serial_step_selects_every_cuda1_test_of_the_suites() -> None:
+    _, serial = parallel_and_serial_steps(load_workflow())
+    cuda1 = {nodeid for nodeid in collected_ids() if "cuda:1" in nodeid}
+    assert cuda1, "the suites have no cuda:1 test: the check would prove nothing"
+    assert cuda1 <= collected_ids("-m", marker_expression(serial))
+
+
+def test_matrix_over_releases_and_gpu_runners_includes_the_kornia_commit() -> None:
+    regression = load_workflow()["jobs"]["regression"]
+    releases = regression["strategy"]["matrix"]["release"]
+    tox_envs = re.findall(r"^\[testenv:([\w-]+)\]", (REPO / "tox.ini").read_text(), re.M)
+    assert set(releases) <= set(tox_envs) and "kornia-2837-commit" in releases
+    assert regression["strategy"]["matrix"]["gpu"]
+    assert "${{ matrix.gpu }}" in regression["runs-on"]
+    assert regression["strategy"]["fail-fast"] is False  # one regressed job must not cancel the rest
+    upload = next(step for step in regression["steps"] if step.get("uses") == "actions/upload-artifact@v4")
+    assert upload["with"]["path"] == "reports/out/${{ matrix.release }}/"  # both steps' report dirs
+    assert upload["with"]["name"] == "reports-${{ matrix.release }}-${{ matrix.gpu }}"
+
+
+def test_final_job_builds_the_matrix_from_every_steps_results() -> None:
+    page = load_workflow()["jobs"]["matrix-page"]
+    assert page["needs"] == "regression" and page["if"] == "always()"
+    runs = [step.get("run", "") for step in page["steps"]]
+    assert "python -m reports matrix all-reports/*/*/results.json -o all-reports/matrix.html" in runs
+    downloads = [step["with"] for step in page["steps"] if step.get("uses") == "actions/download-artifact@v4"]
+    assert downloads == [{"pattern": "reports-*", "path": "all-reports"}]
+
+
+@pytest.mark.catches("tests/test_report_workflow.py::evaluate_if")
+def test_fault_an_ungated_workflow_lets_a_fork_run() -> None:
+    assert evaluate_if("github.event_name != 'pull_request' || github.event_name == 'pull_request'", pull_request("stranger/x"))
+    with pytest.raises(AssertionError, match="unexpected syntax"):
+        evaluate_if("github.event.__class__", pull_request("stranger/x"))

@@ -18,6 +18,8 @@ from fixtures.verdicts import (
     Observation,
     bug_verdict,
     decisive_observation,
+    regressed_message,
+    stale_registry_message,
     verdict_fails_test,
     role_of_test,
     verdict_for,
@@ -289,3 +291,15 @@ def test_inconclusive_proxy_only() -> None:
 def test_no_tests_at_all() -> None:
     verdict = bug_verdict(BUGS["sam2-460"], FIXED_RELEASE, [])
     assert (verdict.verdict, verdict.detail) == ("skipped", "no test for this bug ran")
+
+
+def test_messages_read_sensibly_for_a_bug_with_no_fix_yet() -> None:
+    registry = load_registry()
+    below_range = AffectedStatus(False, "0.18.0", "version 0.18.0")
+    message = regressed_message(registry["torchvision-9606"], below_range, "a freed tensor summed to 3")
+    assert "outside the affected range >=0.19.0; no release fixes it yet." in message
+    assert "None" not in message
+    stale = stale_registry_message(registry["torchvision-9606"], AffectedStatus(True, "0.29.2", "version 0.29.2"))
+    assert "None" not in stale and "first_fixed" in stale
+    fixed = regressed_message(registry["torchvision-8587"], AffectedStatus(False, "0.29.2", "version 0.29.2"), "noise")
+    assert "fixed in 0.22.0 by https://github.com/pytorch/vision/pull/8929." in fixed

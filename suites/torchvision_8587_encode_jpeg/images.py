@@ -63,3 +63,10 @@ def with_layout(image: torch.Tensor, layout: str) -> torch.Tensor:
 
 
 LAYOUTS = ("contiguous", "channels_last")
+
+
+def cpu_frames(rng: torch.Generator, count: int, decoder: torch.device) -> list[torch.Tensor]:
+    """Frames built on CPU (for the CPU encoder), sized for the device that will decode them."""
+    makers = list(IMAGE_MAKERS.values())
+    sizes = [random_size(rng, *SIZE_RANGE[decoder.type]) for _ in range(count)]
+    return [makers[index % len(makers)](*size, rng, torch.device("cpu")) for index, size in enumerate(sizes)]

@@ -9,7 +9,7 @@ from torchvision.io import encode_jpeg
 
 from .images import IMAGE_MAKERS, SIZE_RANGE, LAYOUTS, random_size, with_layout
 from .marks import SUITE_MARKS
-from .oracle import QUALITY, Where, check_jpeg
+from .oracle import QUALITY, Where, check_jpeg, nvjpeg_failure_is_observed
 
 pytestmark = SUITE_MARKS
 
@@ -25,8 +25,10 @@ def test_consecutive_encodes_decode_to_their_source(device, layout, race_budget,
             height, width = random_size(frame_rng, *SIZE_RANGE[device.type])
             make = IMAGE_MAKERS[CONTENT_ORDER[iteration % len(CONTENT_ORDER)]]
             source = with_layout(make(height, width, frame_rng, device), layout)
-            encoded = encode_jpeg(source, quality=QUALITY)
-            check_jpeg(source, encoded, Where(str(device), height, width, iteration), attach_image)
+            where = Where(str(device), height, width, iteration)
+            with nvjpeg_failure_is_observed(where):
+                encoded = encode_jpeg(source, quality=QUALITY)
+            check_jpeg(source, encoded, where, attach_image)
             iterations += 1
     finally:
         record_property("iterations", iterations)

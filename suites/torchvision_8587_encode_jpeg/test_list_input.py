@@ -8,7 +8,7 @@ from torchvision.io import encode_jpeg
 
 from .images import IMAGE_MAKERS, SIZE_RANGE, LAYOUTS, random_size, with_layout
 from .marks import SUITE_MARKS
-from .oracle import QUALITY, Where, check_jpeg
+from .oracle import QUALITY, Where, check_jpeg, nvjpeg_failure_is_observed
 
 pytestmark = SUITE_MARKS
 
@@ -26,7 +26,8 @@ def test_list_encode_decodes_each_frame_to_its_source(device, race_budget, frame
                 with_layout(make(height, width, frame_rng, device), LAYOUTS[index % len(LAYOUTS)])
                 for index, (make, (height, width)) in enumerate(zip(contents, sizes))
             ]
-            encoded = encode_jpeg(sources, quality=QUALITY)
+            with nvjpeg_failure_is_observed(Where(str(device), *sizes[0], iteration)):
+                encoded = encode_jpeg(sources, quality=QUALITY)
             assert len(encoded) == BATCH, f"encode_jpeg returned {len(encoded)} results for {BATCH} frames"
             for index, (source, data) in enumerate(zip(sources, encoded)):
                 height, width = sizes[index]

@@ -1,5 +1,6 @@
-"""Encodes from several threads at once while the main thread keeps the device busy (upstream
-issue 9060: "Corrupt JPEG data" with threads, reported after the 8587 fix)."""
+"""torchvision-9060: encodes from several threads at once while the main thread keeps the device
+busy (upstream issue 9060: "Corrupt JPEG data" with threads, reported on 0.22.0, after 8587's fix).
+The frames, the load and the oracle are the torchvision-8587 suite's (one JPEG codec kit)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from torchvision.io import encode_jpeg
 from fixtures.outcomes import BugObserved
 from fixtures.race_budget import RaceBudget
 
-from .device_load import keep_busy_until
-from .images import gradient_image
-from .marks import SUITE_MARKS
-from .oracle import QUALITY, ImageSink, Where, check_jpeg
+from suites.torchvision_8587_encode_jpeg.device_load import keep_busy_until
+from suites.torchvision_8587_encode_jpeg.images import gradient_image
+from suites.torchvision_8587_encode_jpeg.marks import codec_marks
+from suites.torchvision_8587_encode_jpeg.oracle import QUALITY, ImageSink, Where, check_jpeg, nvjpeg_failure_is_observed
 
-pytestmark = SUITE_MARKS
+pytestmark = codec_marks("torchvision-9060")
 
 # Upstream 9060 encoded 4096x4096 frames. On CPU, where this run is a control of the threading
 # and the oracle, a 4096x4096 frame costs about a second, so the control uses 512x512.
@@ -31,7 +32,10 @@ def encode_frames(device: torch.device, thread: int, seed: int, budget: RaceBudg
     frames = 0
     for iteration in budget.iterations():
         source = gradient_image(side, side, rng, device)
-        check_jpeg(source, encode_jpeg(source, quality=QUALITY), Where(str(device), side, side, iteration, thread), attach)
+        where = Where(str(device), side, side, iteration, thread)
+        with nvjpeg_failure_is_observed(where):
+            encoded = encode_jpeg(source, quality=QUALITY)
+        check_jpeg(source, encoded, where, attach)
         frames += 1
     return frames
 

@@ -1,0 +1,97 @@
+"""`python -m reports acceptance` cannot run here (no GPU): its commands, folder name and summary
+are checked as data, and the whole command end to end with a faked GPU count and faked pytest."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+from reports.__main__ import main
+from reports.acceptance import (
+    PARALLEL_MARKERS,
+    SERIAL_MARKERS,
+    acceptance_steps,
+    observed_folder,
+    summary_lines,
+)
+from reports.results import results_document
+from tests.test_report_workflow import load_workflow, marker_expression, parallel_and_serial_steps
+
+
+def test_steps_select_like_the_workflow_and_use_one_worker_per_gpu(tmp_path: Path) -> None:
+    parallel, serial = acceptance_steps("python", 2, tmp_path)
+    workflow_parallel, workflow_serial = parallel_and_serial_steps(load_workflow())
+    assert (PARALLEL_MARKERS, SERIAL_MARKERS) == (marker_expression(workflow_parallel), marker_expression(workflow_serial))
+    assert parallel.command[parallel.command.index("-n") + 1] == "2" and "-n" not in serial.command
+    for step in (parallel, serial):
+        command = list(step.command)
+        assert command[:4] == ["python", "-m", "pytest", "suites"]
+        assert {"--require-gpu", "--strict-sweeps"} <= set(command)
+        assert command[command.index("--device") + 1] == "cuda"  # every visible GPU
+        assert command[-1] == f"--report-dir={tmp_path / step.name}"
+    with pytest.raises(ValueError, match="needs a visible GPU"):
+        acceptance_steps("python", 0, tmp_path)
+
+
+def test_observed_folder_is_named_by_date_and_gpu_model() -> None:
+    root = Path("reports/observed")
+    assert observed_folder("2026-11-22", ["NVIDIA H100 80GB HBM3"]) == root / "2026-11-22-nvidia-h100-80gb-hbm3"
+    assert observed_folder("2026-11-22", ["NVIDIA H100 80GB HBM3"] * 2) == root / "2026-11-22-nvidia-h100-80gb-hbm3-x2"
+    assert observed_folder("2026-11-22", ["Tesla T4", "NVIDIA A100-SXM4-40GB"]).name == "2026-11-22-tesla-t4+nvidia-a100-sxm4-40gb-x2"
+
+
+def results(exit_status: int = 1) -> dict:
+    verdicts = [
+        {"bug_id": "torchvision-9606", "verdict": "reproduced", "evidence": "direct", "detail": "cuda:0 3/200 iterations"},
+        {"bug_id": "sam2-460", "verdict": "skipped", "evidence": None, "detail": "sam2 not installed"},
+    ]
+    tests = [
+        {"nodeid": "a[cuda:0]", "properties": {"known_bug": "torchvision-9606", "gpu": "0: NVIDIA H100 (GPU-aa)"}},
+        {"nodeid": "a[cuda:1]", "properties": {"known_bug": "torchvision-9606", "gpu": "1: NVIDIA H100 (GPU-bb)"}},
+        {"nodeid": "a[cpu]", "properties": {"known_bug": "torchvision-9606"}},
+    ]
+    return results_document(started="s", finished="f", exit_status=exit_status, environment={}, verdicts=verdicts, tests=tests, sections={})
+
+
+def test_summary_names_verdict_evidence_and_the_gpus_each_bug_ran_on() -> None:
+    assert summary_lines("serial", results()) == [
+        "[serial] exit status 1",
+        "  torchvision-9606  reproduced      direct  GPUs: 0: NVIDIA H100 (GPU-aa), 1: NVIDIA H100 (GPU-bb) | cuda:0 3/200 iterations",
+        "  sam2-460          skipped         -       GPUs: no GPU test ran | sam2 not installed",
+    ]
+
+
+def test_acceptance_without_a_gpu_is_one_line(capsys, monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    assert main(["acceptance"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: the acceptance run needs a visible GPU; torch.cuda.device_count() is 0"
+    ]
+
+
+def test_acceptance_end_to_end_with_two_faked_gpus(capsys, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index: "NVIDIA H100 80GB HBM3")
+    ran: list[list[str]] = []
+
+    def fake_pytest(command, check):
+        ran.append(list(command))
+        report_dir = Path(command[-1].removeprefix("--report-dir="))
+        report_dir.mkdir(parents=True)
+        (report_dir / "results.json").write_text(json.dumps(results(exit_status=0)))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(subprocess, "run", fake_pytest)
+    assert main(["acceptance", "--race-budget", "5,10s"]) == 0
+    assert [marker_expression(command[3:]) for command in ran] == [PARALLEL_MARKERS, SERIAL_MARKERS]  # after `python -m pytest`
+    assert all("--race-budget=5,10s" in command for command in ran)
+    folder = next((tmp_path / "reports" / "observed").iterdir())
+    assert folder.name.endswith("-nvidia-h100-80gb-hbm3-x2")
+    summary = (folder / "summary.txt").read_text()
+    assert "[parallel] exit status 0" in summary and "[serial] exit status 0" in summary
+    assert "GPUs: 0: NVIDIA H100 (GPU-aa), 1: NVIDIA H100 (GPU-bb)" in capsys.readouterr().out

@@ -1,0 +1,100 @@
+"""CPU-side checks of what sam2-460's GPU test decides by: the precision and tolerance of the
+compiled-vs-eager comparison, the proof that CUDA graphs were in use, and the GPU the position
+cache is warmed on. The GPU run itself is argued, not run, here."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+
+from fixtures.outcomes import BugObserved, Inconclusive
+from suites.sam2_460_cudagraph import inductor_state
+from suites.sam2_460_cudagraph import test_compiled_encoder as compiled_encoder
+from suites.sam2_460_cudagraph.oracles import (
+    ATOL,
+    TF32_ATOL,
+    check_against_eager,
+    comparison_tolerance,
+    cudagraph_use_problem,
+)
+from suites.sam2_460_cudagraph.position_encodings import frames
+
+
+def test_tolerance_follows_the_precision_in_force() -> None:
+    assert comparison_tolerance(False, False) == (ATOL, ATOL)
+    assert comparison_tolerance(True, False) == comparison_tolerance(False, True) == (TF32_ATOL, TF32_ATOL)
+
+
+def tf32_rounded(tensor: torch.Tensor) -> torch.Tensor:
+    """float32 with its mantissa cut to TF32's 10 bits (what a TF32 kernel's products carry)."""
+    return (tensor.view(torch.int32) & ~0x1FFF).view(torch.float32)
+
+
+@pytest.mark.catches("suites/sam2_460_cudagraph/oracles.py::comparison_tolerance")
+def test_fault_tf32_rounding_is_a_false_alarm_at_fp32_tolerance_only() -> None:
+    """One side rounded as TF32 (eager cuDNN on Ampere+ by default) fails the fp32 tolerance,
+    which is why both sides run in full fp32; the TF32 tolerance accepts it, and still catches a
+    stale output."""
+    weight = torch.randn(16, 3, 1, 1, generator=torch.Generator().manual_seed(3))
+    eager = lambda frame: torch.nn.functional.conv2d(frame, weight)  # noqa: E731
+    rounded = lambda frame: torch.nn.functional.conv2d(tf32_rounded(frame), tf32_rounded(weight))  # noqa: E731
+    with pytest.raises(BugObserved, match="differs from eager"):
+        check_against_eager(rounded, eager, frames("cpu"), comparison_tolerance(False, False))
+    check_against_eager(rounded, eager, frames("cpu"), comparison_tolerance(False, True))
+    stale = frames("cpu")
+    with pytest.raises(BugObserved, match="differs from eager"):
+        check_against_eager(lambda frame: eager(stale[0]) if frame.shape == stale[0].shape else eager(frame), eager, frames("cpu"), comparison_tolerance(True, True))
+
+
+def test_full_fp32_turns_tf32_off_and_restores_it() -> None:
+    before = inductor_state.tf32_flags()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        with inductor_state.full_fp32():
+            assert inductor_state.tf32_flags() == (False, False)
+        assert inductor_state.tf32_flags() == (True, before[1])
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before[0]
+
+
+@pytest.mark.parametrize(
+    ("skips", "recorded", "problem"),
+    [(0, 2, None), (1, 2, "skipped CUDA graphs 1 time"), (0, 0, "no CUDA graph was recorded")],
+)
+def test_cudagraph_use_needs_no_skip_and_a_recorded_graph(skips: int, recorded: int, problem: str | None) -> None:
+    found = cudagraph_use_problem(skips, recorded)
+    assert found is None if problem is None else problem in found
+
+
+def test_the_position_cache_is_warmed_on_the_tests_own_gpu() -> None:
+    assert isinstance(inductor_state.warm_on("cpu"), contextlib.nullcontext)
+    assert inductor_state.warm_on("cuda:1").idx == 1  # torch.cuda.device(1): nothing starts CUDA until entered
+    assert inductor_state.warm_on("cuda:0").idx == 0
+
+
+def test_no_skip_counter_and_no_tree_read_zero_on_a_machine_without_graphs() -> None:
+    assert inductor_state.cudagraph_skips() >= 0
+    assert inductor_state.recorded_cuda_graphs(0) == 0
+
+
+@pytest.mark.parametrize(("skips_after", "recorded", "verdict"), [(0, 0, Inconclusive), (1, 3, Inconclusive), (0, 3, None)])
+def test_a_direct_run_without_cuda_graphs_is_inconclusive_never_a_pass(monkeypatch, skips_after, recorded, verdict) -> None:
+    """The GPU test's glue, on cuda:1 with torch's GPU parts faked: nothing seen wrong and no
+    CUDA graph in use must not pass."""
+    counts = iter([0, skips_after])
+    monkeypatch.setattr(compiled_encoder, "cudagraph_skips", lambda: next(counts))
+    monkeypatch.setattr(compiled_encoder, "recorded_cuda_graphs", lambda index: recorded)
+    monkeypatch.setattr(compiled_encoder, "check_against_eager", lambda *args: None)
+    monkeypatch.setattr(compiled_encoder, "frames", lambda device: [])
+    monkeypatch.setattr(compiled_encoder, "warm_on", lambda device: contextlib.nullcontext())
+    monkeypatch.setattr(compiled_encoder, "encoder_and_eager_twin", lambda position, device: (torch.nn.Identity(), torch.nn.Identity()))
+    properties: dict = {}
+    run = lambda: compiled_encoder.test_compiled_encoder_matches_eager("cuda:1", "max-autotune", lambda k, v: properties.update({k: v}))  # noqa: E731
+    if verdict is None:
+        run()
+    else:
+        with pytest.raises(verdict, match="cuda:1 max-autotune"):
+            run()
+    assert properties["cuda_graphs_recorded"] == recorded
