@@ -27,6 +27,7 @@ def test_the_shipped_registry_holds_the_five_bugs() -> None:
     assert registry["kornia-2837"].affected.contains("0.7.2.dev0", prereleases=True)
     assert not registry["kornia-2837"].affected.contains("0.7.2", prereleases=True)
     assert registry["torchvision-8587"].kind == "race"
+    assert [bug.id for bug in registry.values() if bug.simulable] == ["kornia-2791", "kornia-2837"]
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -49,6 +50,7 @@ def write(tmp_path: Path, text: str) -> Path:
         (VALID_ENTRY.replace('symptom_device = "cuda"', 'symptom_device = "tpu"'), "symptom_device = 'tpu'"),
         (VALID_ENTRY.replace('first_fixed = "2.1"', "first_fixed = 2.1"), r"must be strings: first_fixed"),
         (VALID_ENTRY + 'probe = "no_colon"\n', "expected 'module:function'"),
+        (VALID_ENTRY + 'simulable = "yes"\n', r"must be true or false: simulable"),
     ],
 )
 def test_broken_registry_names_file_and_entry(tmp_path: Path, text: str, message: str) -> None:

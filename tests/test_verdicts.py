@@ -13,6 +13,7 @@ from fixtures.verdicts import (
     NOT_OBSERVED,
     OBSERVED,
     PROXY,
+    SIMULATED,
     SKIPPED,
     Observation,
     bug_verdict,
@@ -65,6 +66,23 @@ def test_a_direct_test_away_from_the_symptom_is_a_control(evidence: str, device_
 
 
 @pytest.mark.parametrize(
+    ("evidence", "device_name", "symptom_device", "simulable", "role"),
+    [
+        ("direct", "simcuda:1", "cuda", True, SIMULATED),
+        ("direct", "simcuda:0", "cuda", True, SIMULATED),
+        ("direct", "simcuda:1", "cuda", False, CONTROL),  # a race or CUDA-graph bug: the simulation cannot show it
+        ("direct", "simcuda:1", "cpu", True, CONTROL),
+        ("proxy", "simcuda:1", "cuda", True, PROXY),
+        ("direct", "cuda:1", "cuda", True, DIRECT),  # a real GPU stays direct
+    ],
+)
+def test_a_simulated_run_is_evidence_only_for_a_simulable_bug(
+    evidence: str, device_name: str, symptom_device: str, simulable: bool, role: str
+) -> None:
+    assert role_of_test(evidence, device_name, symptom_device, simulable) == role
+
+
+@pytest.mark.parametrize(
     ("bug_id", "version", "affected"),
     [
         ("kornia-2791", "0.7.1", True),
@@ -97,6 +115,28 @@ def test_an_observation_anywhere_decides_and_direct_names_the_evidence() -> None
         BUGS["kornia-2791"], FIXED_RELEASE, [obs(PROXY, OBSERVED, "pl unregistered"), obs(DIRECT, OBSERVED, "wrong")]
     )
     assert (verdict.verdict, verdict.evidence, verdict.detail) == ("regressed", DIRECT, "wrong")
+
+
+@pytest.mark.parametrize(
+    ("observations", "verdict", "evidence"),
+    [
+        # On a CPU-only machine the simulated symptom decides over the meta proxy...
+        ([(PROXY, OBSERVED), (SIMULATED, OBSERVED)], "regressed", SIMULATED),
+        ([(PROXY, NOT_OBSERVED), (SIMULATED, NOT_OBSERVED)], "fixed", SIMULATED),
+        ([(PROXY, INCONCLUSIVE), (SIMULATED, NOT_OBSERVED)], "fixed", SIMULATED),
+        # ...and a real GPU decides over both.
+        ([(SIMULATED, OBSERVED), (DIRECT, OBSERVED), (PROXY, OBSERVED)], "regressed", DIRECT),
+        ([(SIMULATED, NOT_OBSERVED), (DIRECT, NOT_OBSERVED)], "fixed", DIRECT),
+        # Seen beats not seen, whatever saw it; what the simulation cannot run decides nothing.
+        ([(SIMULATED, NOT_OBSERVED), (PROXY, OBSERVED)], "regressed", PROXY),
+        ([(SIMULATED, INCONCLUSIVE), (PROXY, NOT_OBSERVED)], "fixed", PROXY),
+        ([(SIMULATED, INCONCLUSIVE), (PROXY, INCONCLUSIVE)], "inconclusive", SIMULATED),
+        ([(CONTROL, OBSERVED), (SIMULATED, SKIPPED)], "skipped", None),
+    ],
+)
+def test_direct_beats_simulated_beats_proxy(observations: list[tuple[str, str]], verdict: str, evidence: str | None) -> None:
+    decided = bug_verdict(BUGS["kornia-2791"], FIXED_RELEASE, [obs(role, seen) for role, seen in observations])
+    assert (decided.verdict, decided.evidence) == (verdict, evidence)
 
 
 def test_controls_and_errors_decide_nothing() -> None:
