@@ -66,6 +66,30 @@ def test_transfers_follow_cuda() -> None:
         assert torch.cuda.is_available() and torch.cuda.device_count() == 2
 
 
+def test_indexing_and_identity_follow_cuda() -> None:
+    with simulated_cuda():
+        x = torch.arange(4.0, device="cuda:1")
+        assert x[[0, 2]].tolist() == [0.0, 2.0] and x[[0, 2]].device == torch.device("cuda:1")
+        x[[1, 3]] = 0.0
+        assert x.tolist() == [0.0, 0.0, 2.0, 0.0]
+        assert torch.as_tensor(x, device="cuda:1") is x
+        assert x.data_ptr() == real_cpu(x).data_ptr() != 0
+
+
+def test_cuda_rng_is_the_cpu_generator() -> None:
+    """Random ops draw from the CPU generator, so seeding either seeds the simulated device."""
+    with simulated_cuda():
+        torch.manual_seed(3)
+        first = torch.rand(3, device="cuda:1")
+        torch.cuda.manual_seed_all(3)
+        with torch.random.fork_rng(devices=[0]):
+            torch.rand(5, device="cuda:0")
+        again = torch.rand(3, device="cuda:1")
+    assert torch.equal(real_cpu(first), real_cpu(again))
+    torch.manual_seed(3)
+    assert torch.equal(real_cpu(first), torch.rand(3))
+
+
 def test_module_to_moves_parameters_and_buffers_not_plain_attributes() -> None:
     with simulated_cuda():
         module = nn.Linear(3, 2)

@@ -49,6 +49,7 @@ FEATURES: dict[str, tuple[Callable[[torch.Tensor], object], str]] = {
     "autograd.grad": (lambda x: torch.autograd.grad((x.requires_grad_() * 2).sum(), x), "autograd backward"),
     "backward from a CPU loss": (lambda x: (x.requires_grad_() * 2).sum().cpu().backward(), "autograd backward"),
     "CUDA generator": (lambda x: torch.Generator(device="cuda"), "torch.Generator"),
+    "growing a tensor in place": (lambda x: x.flatten().resize_(10_000), "growing a simulated tensor"),
     "event timing": (lambda x: torch.cuda.Event(enable_timing=True).elapsed_time(torch.cuda.Event()), "event timing"),
 }
 
