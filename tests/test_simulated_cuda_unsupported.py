@@ -44,7 +44,7 @@ FEATURES: dict[str, tuple[Callable[[torch.Tensor], object], str]] = {
     "pin_memory=True": (lambda x: torch.empty(3, pin_memory=True), "pinned memory"),
     "DataLoader pin_memory": (lambda x: next(iter(torch.utils.data.DataLoader([1], pin_memory=True))), "pinned memory"),
     "DataLoader workers": (lambda x: next(iter(torch.utils.data.DataLoader([1], num_workers=1))), "DataLoader worker"),
-    "factory in another thread": (in_another_thread, "another thread"),
+    "factory in another thread": (in_another_thread, "CUDA used from another thread"),
     "backward": (lambda x: (x.requires_grad_() * 2).sum().backward(), "autograd backward"),
     "autograd.grad": (lambda x: torch.autograd.grad((x.requires_grad_() * 2).sum(), x), "autograd backward"),
     "backward from a CPU loss": (lambda x: (x.requires_grad_() * 2).sum().cpu().backward(), "autograd backward"),
