@@ -60,6 +60,8 @@ def test_transfers_follow_cuda() -> None:
             assert torch.empty(1, device="cuda").device == torch.device("cuda:0")
         y = x.to("cuda:1")
         assert y.to("cuda:1") is y, "a no-op .to returns the tensor itself, as on CUDA"
+        copied = y.to("cuda:1", copy=True)
+        assert copied is not y and copied.device == y.device and torch.equal(real_cpu(copied), real_cpu(y))
         assert y.to(torch.float64).device == torch.device("cuda:1")
         assert not is_simulated(y.cpu()) and y.cpu().device == torch.device("cpu")
         assert y.new_zeros(2).device == torch.device("cuda:1")
