@@ -60,6 +60,18 @@ def placed(make: Callable[[], Callable[[torch.Tensor], torch.Tensor]], device: s
     return call.to(device) if isinstance(call, torch.nn.Module) else call
 
 
+def single_op_us(device: str, calls: int = 2000) -> float:
+    """One small ATen op (`x + x` on 8x8): median microseconds per op over batches of 100."""
+    x = torch.rand(8, 8).to(device)
+    times = []
+    for _ in range(calls // 100):
+        start = time.perf_counter()
+        for _ in range(100):
+            x + x
+        times.append((time.perf_counter() - start) * 1e4)
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=7)
@@ -78,6 +90,10 @@ def main() -> None:
             sim_ms = median_ms(placed(make, "cuda:1"), image.to("cuda:1"), options.calls)
         extra_us = (sim_ms - cpu_ms) * 1000 / counter.ops
         print(f"{name:<16} {cpu_ms:8.1f} {sim_ms:8.1f} {sim_ms / cpu_ms:6.1f} {counter.ops:5d} {extra_us:11.0f}")
+    cpu_us = single_op_us("cpu")
+    with simulated_cuda():
+        sim_us = single_op_us("cuda:1")
+    print(f"one small op (x + x, 8x8): cpu {cpu_us:.1f} us, simulated cuda:1 {sim_us:.1f} us")
 
 
 if __name__ == "__main__":
