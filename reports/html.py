@@ -32,6 +32,13 @@ def verdict_badge(verdict: str | None, href: str | None = None) -> str:
     return f'<a href="{escape(href)}">{badge}</a>' if href else badge
 
 
+def evidence_label(evidence: str | None) -> str:
+    """direct / simulated / proxy as a label coloured by strength (CSS class evidence-<kind>)."""
+    if not evidence:
+        return '<span class="verdict-none">&mdash;</span>'
+    return f'<span class="evidence evidence-{escape(evidence)}">{escape(evidence)}</span>'
+
+
 def _affected_note(record: dict) -> str:
     word = {True: "affected", False: "not affected", None: "cannot tell"}[record["affected"]]
     return f'<div class="muted">{word} ({escape(record["decided_by"])})</div>'
@@ -42,7 +49,7 @@ def verdict_row(record: dict) -> str:
     cells = [
         f'<code>{escape(record["bug_id"])}</code><div class="bug-title">{escape(record["title"])}</div>',
         verdict_badge(record["verdict"]),
-        escape(record["evidence"] or "—"),
+        evidence_label(record["evidence"]),
         f'{escape(record["package"])} {escape(installed)}',
         f'<code>{escape(record["affected_range"])}</code>{_affected_note(record)}',
         escape(record["first_fixed"]),

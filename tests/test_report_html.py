@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reports.environment import environment_rows
-from reports.html import sweeps_summary, verdict_table
+from reports.html import VERDICTS_CSS, sweeps_summary, verdict_table
 from reports.plugin_html import escaped_rows, thumbnail_strip
 from tests.report_session import NOW, OUTCOMES, run_session
 
@@ -140,6 +140,17 @@ def test_verdict_table_escapes_what_it_shows() -> None:
     assert "<script>" not in table and "&lt;script&gt;" in table
     assert 'href="https://e.invalid/i?a=1&amp;b=2"' in table and "kornia not installed" in table
     assert "cannot tell" in table and "a &amp; b" in table
+
+
+def test_verdict_table_labels_the_evidence_kind() -> None:
+    record = {
+        "bug_id": "kornia-2791", "title": "t", "verdict": "reproduced", "evidence": "simulated",
+        "package": "kornia", "installed": "0.7.1", "affected_range": "<0.7.2", "affected": True,
+        "decided_by": "version 0.7.1", "first_fixed": "0.7.2", "issue": "https://e.invalid/i", "fix": "https://e.invalid/p",
+        "detail": "held tensors not on cuda:1 after .to(): pl",
+    }
+    assert '<span class="evidence evidence-simulated">simulated</span>' in verdict_table([record])
+    assert ".evidence.evidence-simulated" in VERDICTS_CSS.read_text(encoding="utf-8")
 
 
 def test_sweeps_summary_handles_absence_and_odd_shapes() -> None:
