@@ -54,6 +54,12 @@ ROWS = {
     "conv2d weight on cpu": Row(F.conv2d, (f32("cuda:1", 1, 1, 4, 4), f32("cpu", 1, 1, 3, 3)), "Expected all tensors to be on the same device"),
     "index with cpu indices": Row(lambda x, i: x[i], (f32("cuda:1", 4, 2), i64("cpu", 3)), "cuda:1"),
     "index_put with cpu indices": Row(lambda x, i, v: x.index_put_((i,), v), (f32("cuda:1", 4), i64("cpu", 2), f32("cuda:1", 2)), "cuda:1"),
+    "cpu tensor indexed on cuda:1": Row(
+        lambda x, i: x[i], (f32("cpu", 4), i64("cuda:1", 2)), "indices should be either on cpu or on the same device as the indexed tensor (cpu)", fake=False
+    ),
+    "cuda:0 tensor indexed on cuda:1": Row(
+        lambda x, i: x[i], (f32("cuda:0", 4), i64("cuda:1", 2)), "indices should be either on cpu or on the same device as the indexed tensor (cuda:0)", fake=False
+    ),
     "index_select with a cpu index": Row(lambda x, i: torch.index_select(x, 0, i), (f32("cuda:1", 4), i64("cpu", 2)), MISMATCH),
     "copy_ cpu into cuda:1": Row(lambda d, s: d.copy_(s), (f32("cuda:1", 3), f32("cpu", 3)), "cuda:1"),
     "copy_ cuda:1 into cpu": Row(lambda d, s: d.copy_(s), (f32("cpu", 3), f32("cuda:1", 3)), "cpu"),
@@ -82,7 +88,7 @@ def outcome(row: Row, make: Callable[[str, tuple[int, ...], torch.dtype], torch.
     tensors = [make(*spec) for spec in row.inputs]
     try:
         result = row.op(*tensors)
-    except RuntimeError as error:
+    except (RuntimeError, IndexError) as error:
         return str(error)
     return str(result.device)
 
