@@ -78,6 +78,21 @@ def test_indexing_and_identity_follow_cuda() -> None:
         assert x.data_ptr() == real_cpu(x).data_ptr() != 0
 
 
+def test_tensors_from_data_follow_cuda() -> None:
+    """torch.tensor/as_tensor on CUDA tensors or lists of them: PyTorch's bindings read those
+    through real CUDA; the simulation answers as CUDA does."""
+    with simulated_cuda():
+        x = torch.rand(3, device="cuda:1")
+        assert torch.as_tensor(x) is x and torch.as_tensor(x, device="cuda:1") is x
+        assert torch.as_tensor(x, dtype=torch.float64).device == x.device
+        copied = torch.tensor(x)
+        assert copied is not x and copied.device == x.device and torch.equal(real_cpu(copied), real_cpu(x))
+        from_values = torch.tensor([x[0], x[1]])
+        assert from_values.device == torch.device("cpu"), "a list of CUDA scalars is read by value"
+        assert torch.tensor([x[0], x[1]], device="cuda:0").device == torch.device("cuda:0")
+        assert torch.tensor([1.0, 2.0], device="cuda:1", requires_grad=True).requires_grad
+
+
 def test_cuda_rng_is_the_cpu_generator() -> None:
     """Random ops draw from the CPU generator, so seeding either seeds the simulated device."""
     with simulated_cuda():
