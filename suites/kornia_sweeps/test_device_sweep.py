@@ -32,7 +32,7 @@ from fixtures.meta_proxy import (
     output_tensors,
 )
 from fixtures.simulated_cuda import SimulationUnsupported
-from suites.kornia_sweeps.targets import MOVED, NOT_MOVED, SweepCall, device_targets, function_targets
+from suites.kornia_sweeps.targets import MOVED, NOT_MOVED, TABLE_WRITTEN_FOR, SweepCall, device_targets, function_targets
 
 TARGETS = {target.name: target for target in device_targets()}
 SIMULATED_DEVICE = "simcuda:1"
@@ -105,24 +105,30 @@ def simulated_result(target: SweepCall, device: torch.device, simulation: object
 
 
 @pytest.fixture
-def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> object:
+def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> ProxyResult:
     """The callable's output on a plain CPU, computed before the test's `device` fixture starts the
     simulation (so kornia sees no CUDA, as on a CPU-only machine); moved or not, a module on the
-    CPU computes the same."""
+    CPU computes the same. On a kornia older than the arguments table a CPU failure is that
+    release's own (0.8.1 on torch 2.15: "check_uniform_bounds" not implemented for 'Long')."""
     target = SIMULATED_CALLS[request.node.callspec.params["name"]][0]
     reference = classify_call(lambda: target.call(torch.device("cpu")), "cpu")
-    assert reference.kind == CLEAN, f"harness: the sweep's arguments for {target.name} fail on CPU: {reference.detail}"
-    return reference.output
+    if reference.kind != CLEAN and Version(kornia.__version__) >= Version(TABLE_WRITTEN_FOR):
+        raise AssertionError(f"harness: the sweep's arguments for {target.name} fail on CPU: {reference.detail}")
+    return reference
 
 
 @pytest.mark.simulable
 @pytest.mark.devices(SIMULATED_DEVICE)
 @pytest.mark.parametrize("name", list(SIMULATED_CALLS))
 def test_callable_on_simulated_device(
-    cpu_reference: object, device: str, simulation: object, seeded_rng: int, name: str, sweep_record
+    cpu_reference: ProxyResult, device: str, simulation: object, seeded_rng: int, name: str, sweep_record
 ) -> None:
     results = {}
     for target in SIMULATED_CALLS[name]:
         torch.manual_seed(seeded_rng)  # the RNG state the CPU run started from
-        results[target.way] = simulated_result(target, torch.device(device), simulation, cpu_reference)
+        results[target.way] = (
+            simulated_result(target, torch.device(device), simulation, cpu_reference.output)
+            if cpu_reference.kind == CLEAN
+            else ProxyResult(INCONCLUSIVE, f"no CPU result to compare with: kornia {kornia.__version__} fails on plain CPU too: {cpu_reference.detail}")
+        )
     sweep_record("device", name, SIMULATED_DEVICE, results)
