@@ -32,13 +32,12 @@ def test_direct(device, simulation):
 
 
 @pytest.fixture
-def registry(tmp_path: Path) -> Path:
-    path = tmp_path / "bugs.toml"
-    path.write_text(REGISTRY)
-    return path
+def registry(harness) -> Path:
+    return harness.makefile(".toml", bugs=REGISTRY)
 
 
 def run(harness, registry: Path, bug_id: str, seen: bool, *args: str):
+    """The direct test on cpu, simcuda:0 and simcuda:1, seeing the bug on the simulated device or not."""
     harness.makepyfile(TESTS.format(bug_id=bug_id, seen=seen))
     return harness.runpytest(f"--bug-registry={registry}", "--device", "cpu,sim", "-rxXs", "-v", *args)
 
@@ -57,17 +56,19 @@ def test_a_simulated_symptom_reproduces_an_affected_release_as_simulated_evidenc
     assert properties["cpu]"]["evidence"] == "control"
 
 
-def test_a_clean_simulated_run_decides_fixed(harness, registry) -> None:
-    result = run(harness, registry, "fixed-placement", False)
-    result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["fixed-placement*fixed*simulated*"])
-
-
-def test_the_simulated_symptom_on_a_fixed_release_is_a_regression(harness, registry) -> None:
-    result = run(harness, registry, "fixed-placement", True)
-    result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines(["*REGRESSED fixed-placement*"])
-    result.stdout.fnmatch_lines(["fixed-placement*regressed*simulated*"])
+@pytest.mark.parametrize(
+    ("seen", "outcomes", "lines"),
+    [
+        (False, {"passed": 3}, ["fixed-placement*fixed*simulated*"]),
+        (True, {"passed": 1, "failed": 2}, ["*REGRESSED fixed-placement*", "fixed-placement*regressed*simulated*"]),
+    ],
+    ids=["clean-is-fixed", "seen-is-regressed"],
+)
+def test_a_fixed_release_is_decided_by_the_simulated_run(harness, registry, seen: bool, outcomes: dict, lines: list[str]) -> None:
+    result = run(harness, registry, "fixed-placement", seen)
+    result.assert_outcomes(**outcomes)
+    for line in lines:
+        result.stdout.fnmatch_lines([line])
 
 
 def test_a_bug_the_simulation_cannot_show_is_skipped_there_with_the_reason(harness, registry) -> None:
