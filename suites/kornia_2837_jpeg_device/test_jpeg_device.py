@@ -26,10 +26,10 @@ from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES  # noqa: E402
 # flip an isolated coefficient by one quantisation step, so compare the mean, not the maximum.
 MEAN_ABS_TOLERANCE = 1e-3
 # Sides are multiples of 16: kornia 0.7.2 (the first release of the function) requires it.
-UPSTREAM_SHAPE = (4, 3, 112, 112)
+SMALLEST_SHAPE = (1, 3, 16, 16)
 CODEC_CASES = [
-    pytest.param(UPSTREAM_SHAPE, [15.0] * 4, id="upstream-4x112-q15"),
-    pytest.param((1, 3, 16, 16), [50.0], id="1x16-shared-q50"),
+    pytest.param((4, 3, 112, 112), [15.0] * 4, id="upstream-4x112-q15"),
+    pytest.param(SMALLEST_SHAPE, [50.0], id="1x16-shared-q50"),
     pytest.param((2, 3, 48, 64), [10.0, 90.0], id="2x48x64-per-image-q"),
 ]
 
@@ -55,11 +55,17 @@ def _codec_input_grad(image: torch.Tensor, quality: torch.Tensor) -> torch.Tenso
     return image.grad
 
 
-def _upstream_case_only_when_simulated(simulation: object | None, shape: tuple[int, ...]) -> None:
+def _smallest_case_only_when_simulated(simulation: object | None, shape: tuple[int, ...]) -> None:
     """The simulation costs 0.1-0.4 ms per op and placement does not depend on the image size:
-    on it only the upstream report's call runs, keeping the default run within its time budget."""
-    if simulation is not None and tuple(shape) != UPSTREAM_SHAPE:
-        pytest.skip(f"simulated device: only the upstream shape {UPSTREAM_SHAPE} runs (placement does not depend on size)")
+    on it only the smallest case runs, keeping the default run within its time budget."""
+    if simulation is not None and tuple(shape) != SMALLEST_SHAPE:
+        pytest.skip(f"simulated device: only the smallest case {SMALLEST_SHAPE} runs (placement does not depend on size)")
+
+
+def _backward_runs_on(device: torch.device) -> None:
+    """A one-element backward first: where autograd cannot run (the simulated device refuses it)
+    the test stops here, not after a whole codec forward."""
+    torch.ones(1, device=device, requires_grad=True).sum().backward()
 
 
 def _observe_close(name: str, device: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
@@ -72,7 +78,7 @@ def _observe_close(name: str, device: str, actual: torch.Tensor, expected: torch
 def test_codec_on_device_matches_cpu(
     device: str, simulation: object | None, shape: tuple[int, ...], qualities: list[float]
 ) -> None:
-    _upstream_case_only_when_simulated(simulation, shape)
+    _smallest_case_only_when_simulated(simulation, shape)
     target = torch.device(device)
     image, quality = torch.rand(shape), torch.tensor(qualities)
     expected = jpeg_codec_differentiable(image, quality)
@@ -87,10 +93,10 @@ def test_codec_on_device_matches_cpu(
 def test_codec_gradient_on_device_matches_cpu(
     device: str, simulation: object | None, shape: tuple[int, ...], qualities: list[float]
 ) -> None:
-    _upstream_case_only_when_simulated(simulation, shape)
+    _smallest_case_only_when_simulated(simulation, shape)
     target = torch.device(device)
+    _backward_runs_on(target)
     image, quality = torch.rand(shape), torch.tensor(qualities)
-    # The device first: where backward cannot run (the simulated device) it stops before the CPU run.
     actual = _run_on_device(
         lambda: _codec_input_grad(image.to(target), quality.to(target)), target, "jpeg_codec_differentiable backward", simulation
     )
