@@ -84,7 +84,8 @@ def _sweep_row(entry: dict) -> str:
     detail = escape(str(entry.get("detail", ""))) + (f'<div class="muted">triaged: {escape(str(triage))}</div>' if triage else "")
     cells = [
         f'<code>{escape(str(entry.get("sweep", "")))}</code>',
-        f'<code>{escape(str(entry.get("callable", "?")))}</code>',
+        f'<code>{escape(str(entry.get("callable", "?")))}</code>'
+        + (f'<div class="muted">{escape(str(entry["way"]))}</div>' if entry.get("way") else ""),
         escape(str(entry.get("device", ""))),
         escape(outcome + (" (triaged)" if triage else "")),
         detail,
@@ -115,7 +116,7 @@ def sweeps_summary(sweeps: object) -> str:
         "triaged": [entry for entry in findings if entry.get("triaged")],
         "inconclusive": [entry for entry in entries if sweep_outcome(entry) == "inconclusive"],
     }
-    parts = [f'<p class="sweeps-tally">{len(entries)} sweep results (callable x sweep x device): {escape(tally)}.</p>']
+    parts = [f'<p class="sweeps-tally">{len(entries)} sweep results (callable x sweep x device x way): {escape(tally)}.</p>']
     if groups["new"]:
         parts.append(f'<p class="sweep-new">New findings ({len(groups["new"])}):</p>{_sweep_table(groups["new"])}')
     else:

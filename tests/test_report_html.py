@@ -55,7 +55,7 @@ def test_verdict_table_has_one_row_per_bug_with_its_verdict_class_and_links(writ
 def test_sweep_findings_are_summarised(written) -> None:
     page, _ = written
     section = page[page.index("<h2>Sweep findings</h2>") : page.index('class="run-count"')]
-    assert "3 sweep results (callable x sweep x device): 1 finding, 1 inconclusive, 1 clean." in section
+    assert "3 sweep results (callable x sweep x device x way): 1 finding, 1 inconclusive, 1 clean." in section
     assert section.index("New findings (1)") < section.index("fake.gaussian_blur2d")
     assert section.index("<summary>Inconclusive (1)</summary>") < section.index("fake.rgb_to_hsv")
     assert "fake.rotate" not in section  # clean ones are only counted
@@ -164,11 +164,13 @@ def test_sweeps_summary_handles_absence_and_odd_shapes() -> None:
             "junk",
         ]
     )
-    assert "3 sweep results (callable x sweep x device): 2 finding, 1 inconclusive, 0 clean." in mixed
+    assert "3 sweep results (callable x sweep x device x way): 2 finding, 1 inconclusive, 0 clean." in mixed
     assert mixed.index("New findings (1)") < mixed.index("<code>g</code>") < mixed.index("Triaged findings (1)")
     assert mixed.index("Triaged findings (1)") < mixed.index("triaged: known &lt;x&gt;") < mixed.index("Inconclusive (1)")
     clean = sweeps_summary([{"callable": "h", "result": "clean"}])
     assert "No new finding." in clean and "<table" not in clean
+    way = sweeps_summary([{"callable": "K.RandomJPEG", "device": "simcuda:1", "way": "module not moved", "result": "finding"}])
+    assert '<code>K.RandomJPEG</code><div class="muted">module not moved</div>' in way and "simcuda:1" in way
 
 
 def test_environment_rows_name_each_gpu_and_ci_variable() -> None:
