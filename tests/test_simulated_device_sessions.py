@@ -117,3 +117,9 @@ def test_torch_is_itself_again_after_a_simulated_test(harness) -> None:
     )
     result = harness.runpytest("--device", "simcuda:0", "-p", "no:randomly")
     result.assert_outcomes(failed=1, passed=1)
+
+
+def test_list_bugs_says_which_bugs_the_simulation_decides(harness, registry) -> None:
+    result = harness.runpytest(f"--bug-registry={registry}", "--list-bugs")
+    result.stdout.fnmatch_lines(["placement *", "*", "*", "*simcuda:N: decides (simulated evidence)", "fixed-placement *"])
+    result.stdout.fnmatch_lines(["race *", "*", "*", "*simcuda:N: skipped (cannot be simulated)"])
