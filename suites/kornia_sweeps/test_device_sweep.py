@@ -125,6 +125,7 @@ def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> ProxyResul
 @pytest.mark.devices(SIMULATED_DEVICE)
 @pytest.mark.parametrize("name", list(SIMULATED_CALLS))
 def test_callable_on_simulated_device(
+    # cpu_reference before device: pytest sets fixtures up in this order (checked with --setup-plan)
     cpu_reference: ProxyResult, device: str, simulation: object, seeded_rng: int, name: str, sweep_record
 ) -> None:
     results = {}
