@@ -32,6 +32,13 @@ def verdict_badge(verdict: str | None, href: str | None = None) -> str:
     return f'<a href="{escape(href)}">{badge}</a>' if href else badge
 
 
+def evidence_label(evidence: str | None) -> str:
+    """direct / simulated / proxy as a label coloured by strength (CSS class evidence-<kind>)."""
+    if not evidence:
+        return '<span class="verdict-none">&mdash;</span>'
+    return f'<span class="evidence evidence-{escape(evidence)}">{escape(evidence)}</span>'
+
+
 def _affected_note(record: dict) -> str:
     word = {True: "affected", False: "not affected", None: "cannot tell"}[record["affected"]]
     disagreement = record.get("disagreement")  # absent from files written before it existed
@@ -52,7 +59,7 @@ def verdict_row(record: dict) -> str:
     cells = [
         f'<code>{escape(record["bug_id"])}</code><div class="bug-title">{escape(record["title"])}</div>',
         verdict_badge(record["verdict"]),
-        escape(record["evidence"] or "—"),
+        evidence_label(record["evidence"]),
         f'{escape(record["package"])} {escape(installed)}',
         f'<code>{escape(record["affected_range"])}</code>{_affected_note(record)}',
         escape(record["first_fixed"] or "no release yet"),
@@ -87,7 +94,8 @@ def _sweep_row(entry: dict) -> str:
     detail = escape(str(entry.get("detail", ""))) + (f'<div class="muted">triaged: {escape(str(triage))}</div>' if triage else "")
     cells = [
         f'<code>{escape(str(entry.get("sweep", "")))}</code>',
-        f'<code>{escape(str(entry.get("callable", "?")))}</code>',
+        f'<code>{escape(str(entry.get("callable", "?")))}</code>'
+        + (f'<div class="muted">{escape(str(entry["way"]))}</div>' if entry.get("way") else ""),
         escape(str(entry.get("device", ""))),
         escape(outcome + (" (triaged)" if triage else "")),
         detail,
@@ -118,7 +126,7 @@ def sweeps_summary(sweeps: object) -> str:
         "triaged": [entry for entry in findings if entry.get("triaged")],
         "inconclusive": [entry for entry in entries if sweep_outcome(entry) == "inconclusive"],
     }
-    parts = [f'<p class="sweeps-tally">{len(entries)} sweep results (callable x sweep x device): {escape(tally)}.</p>']
+    parts = [f'<p class="sweeps-tally">{len(entries)} sweep results (callable x sweep x device x way): {escape(tally)}.</p>']
     if groups["new"]:
         parts.append(f'<p class="sweep-new">New findings ({len(groups["new"])}):</p>{_sweep_table(groups["new"])}')
     else:

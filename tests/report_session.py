@@ -78,7 +78,7 @@ def test_plain_failure():
 
 @pytest.mark.parametrize("name, kind, detail", {sweeps!r})
 def test_sweep(sweep_record, name, kind, detail):
-    sweep_record("fake_sweep", name, "cpu", ProxyResult(kind, detail))
+    sweep_record("fake_sweep", name, "cpu", ProxyResult(kind, detail, found="wrong-device-output" if kind == "finding" else ""))
 '''
 
 # (callable, outcome, detail), recorded through fixtures/plugin_sweeps.py's sweep_record.

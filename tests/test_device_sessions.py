@@ -28,12 +28,14 @@ def gpus(monkeypatch: pytest.MonkeyPatch):
     return simulate
 
 
-def test_all_devices_collects_cpu_and_two_cuda_slots_and_skips_missing_with_reasons(harness, gpus) -> None:
+def test_all_devices_collects_cpu_two_cuda_slots_and_the_simulation_and_skips_with_reasons(harness, gpus) -> None:
     gpus(1)
     harness.makepyfile(DEVICE_TEST)
     result = harness.runpytest("-rs", "-v")
-    result.assert_outcomes(passed=2, skipped=1)
+    result.assert_outcomes(passed=2, skipped=3)
     result.stdout.fnmatch_lines(["*test_body?cpu? PASSED*", "*test_body?cuda:0? PASSED*", "*cuda:1 requested, 1 CUDA device visible*"])
+    result.stdout.fnmatch_lines(["*test_body?simcuda:0? SKIPPED*", "*test_body?simcuda:1? SKIPPED*"])
+    result.stdout.fnmatch_lines(["*simcuda:0: not marked simulable*"])
 
 
 def test_cuda_expands_to_every_visible_device(harness, gpus) -> None:
@@ -56,7 +58,10 @@ def test_malformed_device_is_a_one_line_usage_error(harness) -> None:
     result = harness.runpytest_subprocess("--device", "gpu7")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.strip()]
-    assert errors == ["ERROR: --device: 'gpu7' is not a device; use cpu, cuda, cuda:N or all, comma-separated (e.g. --device cpu,cuda:1)"]
+    assert errors == [
+        "ERROR: --device: 'gpu7' is not a device; use cpu, cuda, cuda:N, simcuda:N, sim or all, "
+        "comma-separated (e.g. --device cpu,cuda:1,sim)"
+    ]
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
@@ -79,7 +84,7 @@ def test_require_gpu_fails_a_session_without_gpus(harness, gpus) -> None:
 def test_require_gpu_passes_with_a_gpu(harness, gpus) -> None:
     gpus(2)
     harness.makepyfile(DEVICE_TEST)
-    harness.runpytest("--require-gpu").assert_outcomes(passed=3)
+    harness.runpytest("--require-gpu").assert_outcomes(passed=3, skipped=2)
 
 
 def test_min_cuda_devices_marker_skips_with_a_reason(harness, gpus) -> None:
@@ -102,7 +107,7 @@ def test_second_gpu_parametrizations_select_with_the_multi_gpu_marker(harness, g
     gpus(0)
     harness.makepyfile(DEVICE_TEST)
     result = harness.runpytest("-m", "min_cuda_devices", "--collect-only", "-q")
-    result.stdout.fnmatch_lines(["*test_body?cuda:1?", "*1/3 tests collected (2 deselected)*"])
+    result.stdout.fnmatch_lines(["*test_body?cuda:1?", "*1/5 tests collected (4 deselected)*"])
 
 
 def test_threads_parametrization(harness) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from fixtures.devices import (
     DeviceSpecError,
+    body_device,
     caller_visible_cuda_devices,
     cuda_slot_count,
     device_skip_reason,
@@ -14,6 +15,7 @@ from fixtures.devices import (
     gpu_for_new_worker,
     gpu_label,
     physical_gpu,
+    simulated_index,
     xdist_worker_index,
 )
 
@@ -22,8 +24,11 @@ from fixtures.devices import (
     ("spec", "slots", "expected"),
     [
         ("cpu", 2, ["cpu"]),
-        ("all", 2, ["cpu", "cuda:0", "cuda:1"]),
-        ("all", 4, ["cpu", "cuda:0", "cuda:1", "cuda:2", "cuda:3"]),
+        ("all", 2, ["cpu", "cuda:0", "cuda:1", "simcuda:0", "simcuda:1"]),
+        ("all", 4, ["cpu", "cuda:0", "cuda:1", "cuda:2", "cuda:3", "simcuda:0", "simcuda:1"]),
+        ("sim", 2, ["simcuda:0", "simcuda:1"]),
+        ("simcuda:1", 2, ["simcuda:1"]),
+        ("cpu,SIMCUDA:01,sim", 2, ["cpu", "simcuda:1", "simcuda:0"]),
         ("cuda", 2, ["cuda:0", "cuda:1"]),
         ("cuda:1", 2, ["cuda:1"]),
         ("cuda:3", 2, ["cuda:3"]),
@@ -35,10 +40,25 @@ def test_parse_device_spec(spec: str, slots: int, expected: list[str]) -> None:
     assert parse_device_spec(spec, slots) == expected
 
 
-@pytest.mark.parametrize("spec", ["gpu7", "cuda:", "cuda:-1", "cuda:x", "mps", "", " , ", "cpu;cuda"])
+@pytest.mark.parametrize(
+    "spec", ["gpu7", "cuda:", "cuda:-1", "cuda:x", "mps", "", " , ", "cpu;cuda", "simcuda", "simcuda:x", "sim:1"]
+)
 def test_malformed_device_spec_is_an_error_naming_the_token(spec: str) -> None:
     with pytest.raises(DeviceSpecError, match="--device"):
         parse_device_spec(spec, 2)
+
+
+def test_a_simulated_index_beyond_the_simulation_names_its_range() -> None:
+    with pytest.raises(DeviceSpecError, match=r"'simcuda:2': the simulated device has 2 CUDA devices \(simcuda:0 to simcuda:1\)"):
+        parse_device_spec("cpu,simcuda:2", 2)
+
+
+@pytest.mark.parametrize(
+    ("device_name", "index", "in_body"),
+    [("simcuda:0", 0, "cuda:0"), ("simcuda:1", 1, "cuda:1"), ("cuda:1", None, "cuda:1"), ("cpu", None, "cpu")],
+)
+def test_a_simulated_id_runs_its_body_on_the_cuda_device_it_stands_for(device_name: str, index, in_body: str) -> None:
+    assert (simulated_index(device_name), body_device(device_name)) == (index, in_body)
 
 
 def test_cuda_slots_never_hide_the_second_gpu() -> None:
@@ -53,6 +73,7 @@ def test_cuda_slots_never_hide_the_second_gpu() -> None:
         ("cuda:0", 0, "cuda:0 requested, 0 CUDA devices visible"),
         ("cuda:1", 1, "cuda:1 requested, 1 CUDA device visible"),
         ("cuda:1", 2, None),
+        ("simcuda:1", 0, None),  # the simulation needs no GPU
     ],
 )
 def test_device_skip_reason(device_name: str, visible: int, reason: str | None) -> None:

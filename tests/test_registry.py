@@ -37,6 +37,7 @@ def test_the_shipped_registry_holds_the_five_bugs_and_the_two_look_alikes() -> N
     assert not registry["kornia-2837"].affected.contains("0.7.2", prereleases=True)
     assert registry["torchvision-8587"].kind == "race"
     assert registry["sam2-460"].ambiguous is not None and registry["sam2-460"].ambiguous.contains("1.0")
+    assert [bug.id for bug in registry.values() if bug.simulable] == ["kornia-2791", "kornia-2837"]
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -63,6 +64,7 @@ def write(tmp_path: Path, text: str) -> Path:
         (VALID_ENTRY + 'probe = "m:f"\nambiguous = "one"\n', "ambiguous = 'one' is not a PEP 440"),
         (VALID_ENTRY.replace('first_fixed = "2.1"\n', ""), r"missing field\(s\): first_fixed \(affected = '<2.1,>=2.0' ends"),
         (VALID_ENTRY + "notes = 3\n", r"must be strings: notes"),
+        (VALID_ENTRY + 'simulable = "yes"\n', r"must be true or false: simulable"),
     ],
 )
 def test_broken_registry_names_file_and_entry(tmp_path: Path, text: str, message: str) -> None:

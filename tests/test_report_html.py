@@ -55,7 +55,7 @@ def test_verdict_table_has_one_row_per_bug_with_its_verdict_class_and_links(writ
 def test_sweep_findings_are_summarised(written) -> None:
     page, _ = written
     section = page[page.index("<h2>Sweep findings</h2>") : page.index('class="run-count"')]
-    assert "3 sweep results (callable x sweep x device): 1 finding, 1 inconclusive, 1 clean." in section
+    assert "3 sweep results (callable x sweep x device x way): 1 finding, 1 inconclusive, 1 clean." in section
     assert section.index("New findings (1)") < section.index("fake.gaussian_blur2d")
     assert section.index("<summary>Inconclusive (1)</summary>") < section.index("fake.rgb_to_hsv")
     assert "fake.rotate" not in section  # clean ones are only counted
@@ -158,6 +158,17 @@ def test_an_error_row_is_red_and_lists_the_tests_that_errored_and_a_disagreement
     assert ".verdict.verdict-error {" in css and "tr.verdict-error td" in css
 
 
+def test_verdict_table_labels_the_evidence_kind() -> None:
+    record = {
+        "bug_id": "kornia-2791", "title": "t", "verdict": "reproduced", "evidence": "simulated",
+        "package": "kornia", "installed": "0.7.1", "affected_range": "<0.7.2", "affected": True,
+        "decided_by": "version 0.7.1", "first_fixed": "0.7.2", "issue": "https://e.invalid/i", "fix": "https://e.invalid/p",
+        "detail": "held tensors not on cuda:1 after .to(): pl",
+    }
+    assert '<span class="evidence evidence-simulated">simulated</span>' in verdict_table([record])
+    assert ".evidence.evidence-simulated" in VERDICTS_CSS.read_text(encoding="utf-8")
+
+
 def test_sweeps_summary_handles_absence_and_odd_shapes() -> None:
     assert "No sweep results" in sweeps_summary(None)
     assert "No sweep results" in sweeps_summary({"not": "a list"})
@@ -169,11 +180,13 @@ def test_sweeps_summary_handles_absence_and_odd_shapes() -> None:
             "junk",
         ]
     )
-    assert "3 sweep results (callable x sweep x device): 2 finding, 1 inconclusive, 0 clean." in mixed
+    assert "3 sweep results (callable x sweep x device x way): 2 finding, 1 inconclusive, 0 clean." in mixed
     assert mixed.index("New findings (1)") < mixed.index("<code>g</code>") < mixed.index("Triaged findings (1)")
     assert mixed.index("Triaged findings (1)") < mixed.index("triaged: known &lt;x&gt;") < mixed.index("Inconclusive (1)")
     clean = sweeps_summary([{"callable": "h", "result": "clean"}])
     assert "No new finding." in clean and "<table" not in clean
+    way = sweeps_summary([{"callable": "K.RandomJPEG", "device": "simcuda:1", "way": "module not moved", "result": "finding"}])
+    assert '<code>K.RandomJPEG</code><div class="muted">module not moved</div>' in way and "simcuda:1" in way
 
 
 def test_environment_rows_name_each_gpu_and_ci_variable() -> None:

@@ -1,5 +1,6 @@
 """The sweep plugin end to end: a new finding is an xfail (a failure with --strict-sweeps), an
-allow-listed one passes with its reason in results, and a malformed allow-list is a usage error."""
+allow-listed one passes with its reason in results (keyed by what was found, so a new kind of
+finding on a triaged callable is still new), and a malformed allow-list is a usage error."""
 
 from __future__ import annotations
 
@@ -12,13 +13,19 @@ SWEEP_TESTS = """
 from fixtures.meta_proxy import ProxyResult
 
 def test_found(sweep_record):
-    sweep_record("device", "fake.found", "meta", ProxyResult("finding", "Tensor on device cpu is not on the expected device meta!"))
+    sweep_record("device", "fake.found", "meta", ProxyResult("finding", "Tensor on device cpu is not on the expected device meta!", found="device-error"))
 
 def test_clean(sweep_record):
     sweep_record("device", "fake.clean", "meta", ProxyResult("clean"))
 
 def test_unsure(sweep_record):
     sweep_record("device", "fake.unsure", "meta", ProxyResult("inconclusive", "Tensor.item() cannot be called on meta tensors"))
+
+def test_two_ways(sweep_record):
+    sweep_record("device", "fake.Module", "simcuda:1", {
+        "module moved": ProxyResult("clean"),
+        "module not moved": ProxyResult("finding", "3 allocation(s) on a device the test never asked for", found="foreign-allocation"),
+    })
 """
 
 
@@ -36,22 +43,43 @@ def run(harness, allowlist: Path, *args: str):
 
 def test_new_finding_is_visible_but_not_red(harness, allowlist: Path) -> None:
     result = run(harness, allowlist)
-    result.assert_outcomes(passed=1, xfailed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*XFAIL*test_found*new sweep finding*not on the expected device meta*"])
+    result.assert_outcomes(passed=1, xfailed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*XFAIL*test_found*new sweep finding*'device-error'*not on the expected device meta*"])
+    result.stdout.fnmatch_lines(["*XFAIL*test_two_ways*'foreign-allocation (module not moved)'*never asked for*"])
 
 
 def test_new_finding_fails_when_strict(harness, allowlist: Path) -> None:
-    run(harness, allowlist, "--strict-sweeps").assert_outcomes(passed=1, failed=1, skipped=1)
+    run(harness, allowlist, "--strict-sweeps").assert_outcomes(passed=1, failed=2, skipped=1)
+
+
+TRIAGED = """
+[device."fake.found"]
+device-error = "looked at: harmless"
+[device."fake.Module"]
+"foreign-allocation (module not moved)" = "looked at: kornia's own cache"
+"""
 
 
 def test_triaged_finding_passes_and_is_reported(harness, allowlist: Path) -> None:
-    allowlist.write_text('[device]\n"fake.found" = "looked at: harmless"\n')
+    allowlist.write_text(TRIAGED)
     result = run(harness, allowlist, "--strict-sweeps", f"--report-dir={harness.path / 'out'}")
-    result.assert_outcomes(passed=2, skipped=1)
+    result.assert_outcomes(passed=3, skipped=1)
     rows = json.loads((harness.path / "out" / "results.json").read_text())["sweeps"]
-    assert {row["callable"]: row["result"] for row in rows} == {
-        "fake.clean": "clean", "fake.found": "finding", "fake.unsure": "inconclusive"}
-    assert next(row for row in rows if row["callable"] == "fake.found")["triaged"] == "looked at: harmless"
+    assert [(row["callable"], row["device"], row.get("way", ""), row["result"]) for row in rows] == [
+        ("fake.Module", "simcuda:1", "module moved", "clean"),
+        ("fake.Module", "simcuda:1", "module not moved", "finding"),
+        ("fake.clean", "meta", "", "clean"),
+        ("fake.found", "meta", "", "finding"),
+        ("fake.unsure", "meta", "", "inconclusive"),
+    ]
+    found = next(row for row in rows if row["callable"] == "fake.found")
+    assert (found["finding"], found["triaged"]) == ("device-error", "looked at: harmless")
+
+
+def test_a_new_kind_of_finding_on_a_triaged_callable_is_still_new(harness, allowlist: Path) -> None:
+    allowlist.write_text('[device."fake.found"]\nvalue-mismatch = "triaged for another finding"\n'
+                         '[device."fake.Module"]\n"foreign-allocation (module moved)" = "the other way"\n')
+    run(harness, allowlist, "--strict-sweeps").assert_outcomes(passed=1, failed=2, skipped=1)
 
 
 @pytest.mark.parametrize(
@@ -59,7 +87,8 @@ def test_triaged_finding_passes_and_is_reported(harness, allowlist: Path) -> Non
     [
         ("[device\n", "not valid TOML"),
         ('[devices]\n"x" = "y"\n', "[devices] is not a sweep table"),
-        ('[state]\n"x" = ""\n', "'x' needs a non-empty reason string"),
+        ('[state]\n"x" = "a reason keyed by callable only"\n', "[state.'x'] must be a table of findings"),
+        ('[state."x"]\nstate-left-behind = ""\n', "'state-left-behind' needs a non-empty reason string"),
     ],
 )
 def test_malformed_allowlist_is_a_one_line_usage_error(harness, allowlist: Path, text: str, message: str) -> None:

@@ -13,6 +13,7 @@ from fixtures.verdicts import (
     NOT_OBSERVED,
     OBSERVED,
     PROXY,
+    SIMULATED,
     SKIPPED,
     PRECEDENCE,
     Observation,
@@ -75,6 +76,23 @@ def test_a_direct_test_away_from_the_symptom_is_a_control(evidence: str, device_
 @pytest.mark.parametrize(("evidence", "device_name"), [("direct", "cuda:0"), ("proxy", None), ("direct", "cpu")])
 def test_a_test_of_the_harness_stand_in_is_a_control_anywhere(evidence: str, device_name: str | None) -> None:
     assert role_of_test(evidence, device_name, "cuda", stand_in=True) == CONTROL
+
+
+@pytest.mark.parametrize(
+    ("evidence", "device_name", "symptom_device", "simulable", "role"),
+    [
+        ("direct", "simcuda:1", "cuda", True, SIMULATED),
+        ("direct", "simcuda:0", "cuda", True, SIMULATED),
+        ("direct", "simcuda:1", "cuda", False, CONTROL),  # a race or CUDA-graph bug: the simulation cannot show it
+        ("direct", "simcuda:1", "cpu", True, CONTROL),
+        ("proxy", "simcuda:1", "cuda", True, PROXY),
+        ("direct", "cuda:1", "cuda", True, DIRECT),  # a real GPU stays direct
+    ],
+)
+def test_a_simulated_run_is_evidence_only_for_a_simulable_bug(
+    evidence: str, device_name: str, symptom_device: str, simulable: bool, role: str
+) -> None:
+    assert role_of_test(evidence, device_name, symptom_device, simulable) == role
 
 
 @pytest.mark.parametrize(
@@ -281,6 +299,28 @@ def test_a_disagreeing_probe_is_stated_beside_the_verdict() -> None:
         "cache answers on cpu; probe fixtures.probes:sam2_position_cache_is_warmed says the fix is absent, "
         "against version 1.2.0"
     )
+
+
+@pytest.mark.parametrize(
+    ("observations", "verdict", "evidence"),
+    [
+        # On a CPU-only machine the simulated symptom decides over the meta proxy...
+        ([(PROXY, OBSERVED), (SIMULATED, OBSERVED)], "regressed", SIMULATED),
+        ([(PROXY, NOT_OBSERVED), (SIMULATED, NOT_OBSERVED)], "fixed", SIMULATED),
+        ([(PROXY, INCONCLUSIVE), (SIMULATED, NOT_OBSERVED)], "fixed", SIMULATED),
+        # ...and a real GPU decides over both.
+        ([(SIMULATED, OBSERVED), (DIRECT, OBSERVED), (PROXY, OBSERVED)], "regressed", DIRECT),
+        ([(SIMULATED, NOT_OBSERVED), (DIRECT, NOT_OBSERVED)], "fixed", DIRECT),
+        # Seen beats not seen, whatever saw it; what the simulation cannot run decides nothing.
+        ([(SIMULATED, NOT_OBSERVED), (PROXY, OBSERVED)], "regressed", PROXY),
+        ([(SIMULATED, INCONCLUSIVE), (PROXY, NOT_OBSERVED)], "fixed", PROXY),
+        ([(SIMULATED, INCONCLUSIVE), (PROXY, INCONCLUSIVE)], "inconclusive", SIMULATED),
+        ([(CONTROL, NOT_OBSERVED), (SIMULATED, SKIPPED)], "skipped", None),
+    ],
+)
+def test_direct_beats_simulated_beats_proxy(observations: list[tuple[str, str]], verdict: str, evidence: str | None) -> None:
+    decided = bug_verdict(BUGS["kornia-2791"], FIXED_RELEASE, [obs(role, seen) for role, seen in observations])
+    assert (decided.verdict, decided.evidence) == (verdict, evidence)
 
 
 def test_inconclusive_proxy_only() -> None:

@@ -39,6 +39,8 @@ CONSTRUCTOR_ARGS: dict[str, dict[str, object]] = {
     "RandomFisheye": {"center_x": torch.tensor([-0.3, 0.3]), "center_y": torch.tensor([-0.3, 0.3]),
                       "gamma": torch.tensor([0.9, 1.0])},
     "RandomGaussianBlur": {"kernel_size": 3, "sigma": (0.5, 1.5)},
+    # The default drops (5-20 px high) do not fit a 16 px image under every seed.
+    "RandomRain": {"number_of_drops": (1, 3), "drop_height": (1, 4), "drop_width": (1, 3)},
     "RandomMotionBlur": {"kernel_size": 3, "angle": 35.0, "direction": 0.5},
     "RandomMotionBlur3D": {"kernel_size": 3, "angle": 35.0, "direction": 0.5},
     # Not required, but the default warns that it will change; the state is the same either way.
@@ -61,12 +63,17 @@ CONSTRUCTOR_ARGS: dict[str, dict[str, object]] = {
 }
 
 
+MOVED = "module moved"  # built, then module.to(device), then called on the device's input
+NOT_MOVED = "module not moved"  # built and left on the CPU, called on the device's input
+
+
 @dataclass(frozen=True)
 class SweepCall:
     """A public kornia callable and how to call it on a device."""
 
     name: str  # dotted, e.g. kornia.filters.gaussian_blur2d
     call: Callable[[torch.device], object]
+    way: str = ""  # for modules: MOVED or NOT_MOVED
 
 
 def public_module_classes(module: ModuleType) -> list[type[nn.Module]]:
@@ -78,11 +85,11 @@ def public_module_classes(module: ModuleType) -> list[type[nn.Module]]:
     ]
 
 
-def build(cls: type[nn.Module]) -> nn.Module:
-    """The class with the table's arguments; on a kornia older than the table a signature change
-    is a skip that says so, on the table's release or newer it is a harness error."""
+def build(cls: type[nn.Module], **extra: object) -> nn.Module:
+    """The class with the table's arguments (and `extra`); on a kornia older than the table a
+    signature change is a skip that says so, on the table's release or newer it is a harness error."""
     try:
-        return cls(**CONSTRUCTOR_ARGS.get(cls.__name__, {}))
+        return cls(**CONSTRUCTOR_ARGS.get(cls.__name__, {}), **extra)
     except TypeError as error:
         if Version(kornia.__version__) < Version(TABLE_WRITTEN_FOR):
             pytest.skip(f"kornia {kornia.__version__}: {error} (arguments table written for {TABLE_WRITTEN_FOR})")
@@ -135,11 +142,18 @@ def augmentation_inputs(cls: type[nn.Module], device: torch.device) -> tuple[tor
     return (data,)
 
 
-def augmentation_call(cls: type[nn.Module]) -> SweepCall:
-    def call(device: torch.device) -> object:
-        return build(cls).to(device)(*augmentation_inputs(cls, device))
+def always_applied(cls: type[nn.Module]) -> dict[str, float]:
+    """p=1.0 where the class has a probability: a device bug in the transform must not hide
+    behind a coin that skipped every image of the batch."""
+    return {"p": 1.0} if "p" in inspect.signature(cls).parameters else {}
 
-    return SweepCall(f"kornia.augmentation.{cls.__name__}", call)
+
+def augmentation_call(cls: type[nn.Module], way: str = MOVED) -> SweepCall:
+    def call(device: torch.device) -> object:
+        module = build(cls, **always_applied(cls))
+        return module.to(device)(*augmentation_inputs(cls, device)) if way == MOVED else module(*augmentation_inputs(cls, device))
+
+    return SweepCall(f"kornia.augmentation.{cls.__name__}", call, way)
 
 
 # Functions: name -> call on a device. A public function missing here is reported as unswept.
@@ -242,6 +256,7 @@ def function_targets() -> tuple[list[SweepCall], list[str]]:
     return swept, unswept
 
 
-def device_targets() -> list[SweepCall]:
-    augmentations = [augmentation_call(cls) for cls in public_module_classes(kornia.augmentation)]
-    return sorted(augmentations, key=lambda target: target.name) + function_targets()[0]
+def device_targets(ways: tuple[str, ...] = (MOVED,)) -> list[SweepCall]:
+    """Every augmentation called each of these ways, then every function with an arguments entry."""
+    classes = sorted(public_module_classes(kornia.augmentation), key=lambda cls: cls.__name__)
+    return [augmentation_call(cls, way) for cls in classes for way in ways] + function_targets()[0]

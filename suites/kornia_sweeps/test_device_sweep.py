@@ -5,6 +5,12 @@ On the `cpu` parametrization the inputs go to `meta` (the CPU proxy); on `cuda:N
 cannot place is checked against the same call on CPU inputs: failing there too means the sweep's
 arguments are wrong (a harness error); passing there means the target device could not run it --
 inconclusive on meta, a finding on a GPU.
+
+On the simulated device (simcuda:1, not the default device, so "made on the default GPU" shows)
+every augmentation runs twice, moved with `.to()` and left on the CPU with its input on the device,
+and every output is compared with the CPU run under the same seed: the simulation computes on the
+CPU and draws from the CPU generator, so the values must agree. Findings: a device error, an output
+on another device, an allocation on a device the call never asked for, different values.
 """
 
 from __future__ import annotations
@@ -14,10 +20,33 @@ import pytest
 import torch
 from packaging.version import Version
 
-from fixtures.meta_proxy import CLEAN, ERROR, FINDING, INCONCLUSIVE, ProxyResult, classify_call
-from suites.kornia_sweeps.targets import SweepCall, device_targets, function_targets
+from fixtures.foreign_allocations import foreign_allocation_detail
+from fixtures.meta_proxy import (
+    CLEAN,
+    DEVICE_ERROR,
+    ERROR,
+    FINDING,
+    INCONCLUSIVE,
+    ProxyResult,
+    classify_call,
+    output_tensors,
+)
+from fixtures.simulated_cuda import SimulationUnsupported
+from suites.kornia_sweeps.targets import MOVED, NOT_MOVED, TABLE_WRITTEN_FOR, SweepCall, device_targets, function_targets
 
 TARGETS = {target.name: target for target in device_targets()}
+SIMULATED_DEVICE = "simcuda:1"
+# Augmentations and kornia.filters / kornia.enhance: the simulation costs 0.1-0.4 ms per op, so
+# kornia.geometry.transform (pure functions of their inputs) stays with the meta sweep.
+SIMULATED_MODULES = ("kornia.augmentation.", "kornia.filters.", "kornia.enhance.")
+SIMULATED_CALLS: dict[str, list[SweepCall]] = {}
+for _call in device_targets((MOVED, NOT_MOVED)):
+    if _call.name.startswith(SIMULATED_MODULES):
+        SIMULATED_CALLS.setdefault(_call.name, []).append(_call)
+FOREIGN_ALLOCATION = "foreign-allocation"
+VALUE_MISMATCH = "value-mismatch"
+# The same CPU kernels on the same data: only a different code path taken for CUDA can differ.
+ATOL, RTOL = 1e-5, 1e-4
 
 
 def sweep_device(device: str) -> torch.device:
@@ -34,21 +63,77 @@ def device_result(target: SweepCall, device: torch.device) -> ProxyResult:
     return ProxyResult(kind, f"fails on {device}, runs on cpu: {result.detail}")
 
 
+@pytest.mark.devices("cpu", "cuda")
 @pytest.mark.parametrize("name", list(TARGETS))
 def test_callable_stays_on_device(device: str, name: str, sweep_record) -> None:
     target_device = sweep_device(device)
     sweep_record("device", name, str(target_device), device_result(TARGETS[name], target_device))
 
 
-def test_sweep_names_what_it_does_not_cover(record_property) -> None:
-    """Public functions without an arguments entry are listed, so coverage gaps are visible, and
-    the table must not name functions that no longer exist (it would silently sweep less)."""
-    from suites.kornia_sweeps.targets import FUNCTION_CALLS, FUNCTION_SWEPT_MODULES, TABLE_WRITTEN_FOR
+def value_mismatch(actual: object, expected: object) -> str | None:
+    """None when every output tensor equals its CPU counterpart (floats within ATOL/RTOL), else
+    the first difference."""
+    actual_tensors, expected_tensors = list(output_tensors(actual)), list(output_tensors(expected))
+    if len(actual_tensors) != len(expected_tensors):
+        return f"{len(actual_tensors)} output tensors on the device, {len(expected_tensors)} on the CPU"
+    for index, (on_device, on_cpu) in enumerate(zip(actual_tensors, expected_tensors)):
+        on_device, on_cpu = on_device.detach().cpu(), on_cpu.detach()
+        if (on_device.shape, on_device.dtype) != (on_cpu.shape, on_cpu.dtype):
+            return f"output tensor #{index} is {on_device.dtype} {list(on_device.shape)}, on the CPU {on_cpu.dtype} {list(on_cpu.shape)}"
+        if on_cpu.is_floating_point():
+            if not torch.allclose(on_device, on_cpu, atol=ATOL, rtol=RTOL, equal_nan=True):
+                difference = (on_device - on_cpu).abs().nan_to_num(float("inf")).max().item()
+                return f"output tensor #{index} differs from the CPU run by up to {difference:.3g}"
+        elif not torch.equal(on_device, on_cpu):
+            return f"output tensor #{index} differs from the CPU run in {(on_device != on_cpu).sum().item()} elements"
+    return None
 
-    swept, unswept = function_targets()
-    record_property("unswept_functions", unswept)
-    if Version(kornia.__version__) < Version(TABLE_WRITTEN_FOR):
-        pytest.skip(f"the arguments table is written for kornia {TABLE_WRITTEN_FOR}; {kornia.__version__} lacks some")
-    exported = {name for module in FUNCTION_SWEPT_MODULES for name in dir(module)}
-    assert set(FUNCTION_CALLS) <= exported, f"stale sweep entries: {sorted(set(FUNCTION_CALLS) - exported)}"
-    assert len(swept) == len(FUNCTION_CALLS)
+
+def simulated_result(target: SweepCall, device: torch.device, simulation: object, expected: object) -> ProxyResult:
+    """The call on the simulated device against the CPU run's output (`expected`), under the
+    RNG state the CPU run started from."""
+    logged = len(simulation.allocations)
+    try:
+        run = classify_call(lambda: target.call(device), device)
+    except SimulationUnsupported as error:
+        return ProxyResult(INCONCLUSIVE, f"the simulated device cannot run this: {error}")
+    if run.kind == ERROR:
+        return ProxyResult(FINDING, f"fails on {device}, runs on cpu: {run.detail}", found=DEVICE_ERROR)
+    if run.kind != CLEAN:
+        return run
+    if (foreign := foreign_allocation_detail(simulation, device, since=logged)) is not None:
+        return ProxyResult(FINDING, foreign, found=FOREIGN_ALLOCATION)
+    if (mismatch := value_mismatch(run.output, expected)) is not None:
+        return ProxyResult(FINDING, f"on {device} with the CPU run's seed: {mismatch}", found=VALUE_MISMATCH)
+    return ProxyResult(CLEAN)
+
+
+@pytest.fixture
+def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> ProxyResult:
+    """The callable's output on a plain CPU, computed before the test's `device` fixture starts the
+    simulation (so kornia sees no CUDA, as on a CPU-only machine); moved or not, a module on the
+    CPU computes the same. On a kornia older than the arguments table a CPU failure is that
+    release's own (0.8.1 on torch 2.15: "check_uniform_bounds" not implemented for 'Long')."""
+    target = SIMULATED_CALLS[request.node.callspec.params["name"]][0]
+    reference = classify_call(lambda: target.call(torch.device("cpu")), "cpu")
+    if reference.kind != CLEAN and Version(kornia.__version__) >= Version(TABLE_WRITTEN_FOR):
+        raise AssertionError(f"harness: the sweep's arguments for {target.name} fail on CPU: {reference.detail}")
+    return reference
+
+
+@pytest.mark.simulable
+@pytest.mark.devices(SIMULATED_DEVICE)
+@pytest.mark.parametrize("name", list(SIMULATED_CALLS))
+def test_callable_on_simulated_device(
+    # cpu_reference before device: pytest sets fixtures up in this order (checked with --setup-plan)
+    cpu_reference: ProxyResult, device: str, simulation: object, seeded_rng: int, name: str, sweep_record
+) -> None:
+    results = {}
+    for target in SIMULATED_CALLS[name]:
+        torch.manual_seed(seeded_rng)  # the RNG state the CPU run started from
+        results[target.way] = (
+            simulated_result(target, torch.device(device), simulation, cpu_reference.output)
+            if cpu_reference.kind == CLEAN
+            else ProxyResult(INCONCLUSIVE, f"no CPU result to compare with: kornia {kornia.__version__} fails on plain CPU too: {cpu_reference.detail}")
+        )
+    sweep_record("device", name, SIMULATED_DEVICE, results)

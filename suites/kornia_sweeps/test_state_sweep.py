@@ -16,6 +16,7 @@ from fixtures.module_state import device_move_check, tensors_not_following_dtype
 from suites.kornia_sweeps.targets import build, state_targets
 
 TARGETS = state_targets()
+LEFT_BEHIND = "state-left-behind"
 
 
 def state_result(module: nn.Module) -> ProxyResult:
@@ -27,7 +28,7 @@ def state_result(module: nn.Module) -> ProxyResult:
     if moved.kind == FINDING:
         problems.append(moved.detail)
     if problems:
-        return ProxyResult(FINDING, "; ".join(problems) + f" (not registered: {', '.join(loose)})")
+        return ProxyResult(FINDING, "; ".join(problems) + f" (not registered: {', '.join(loose)})", found=LEFT_BEHIND)
     if loose and moved.kind != CLEAN:
         return ProxyResult(INCONCLUSIVE, f"unregistered {', '.join(loose)}; module.to('meta') cannot run: {moved.detail}")
     return ProxyResult(CLEAN, f"unregistered but following .to(): {', '.join(loose)}" if loose else "")

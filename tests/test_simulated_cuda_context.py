@@ -1,0 +1,161 @@
+"""The simulated CUDA device's semantics inside its context, and torch exactly as found after it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from fixtures.simulated_cuda import SimulationUnsupported, is_simulated, real_cpu, simulated_cuda
+
+
+def torch_state() -> dict[str, object]:
+    """Everything the context touches, by identity where identity is the point."""
+    return {
+        "dispatch modes": torch._C._len_torch_dispatch_stack(),
+        "function modes": torch._C._len_torch_function_stack(),
+        "cudnn": torch.backends.cudnn.enabled,
+        "only lift cpu tensors": torch._C._only_lift_cpu_tensors(),
+        "torch.cuda": dict(vars(torch.cuda)),
+        "torch.compile": torch.compile,
+        "torch.Generator": torch.Generator,
+        "DataLoader.__iter__": torch.utils.data.DataLoader.__iter__,
+        "cuda available": torch.cuda.is_available(),
+    }
+
+
+def assert_same(before: dict[str, object], after: dict[str, object]) -> None:
+    changed = [
+        f"torch.cuda.{name}" for name, value in before["torch.cuda"].items() if after["torch.cuda"].get(name) is not value
+    ] + [key for key in before if key != "torch.cuda" and after[key] != before[key]]
+    assert not changed, f"left changed: {changed}"
+
+
+def test_tensors_report_cuda_and_hold_real_data() -> None:
+    with simulated_cuda():
+        x = torch.arange(6.0, device="cuda:1").reshape(2, 3)
+        assert x.device == torch.device("cuda:1") and x.is_cuda and is_simulated(x)
+        assert x.sum().item() == 15.0
+        assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+        assert "device='cuda:1'" in repr(x + 1)
+        assert f"{x.max():.1f}" == "5.0"
+        assert torch.equal(x.cpu(), torch.arange(6.0).reshape(2, 3))
+        with pytest.raises(TypeError, match="can't convert cuda:1 device type tensor to numpy"):
+            x.numpy()
+    assert torch.equal(real_cpu(x), torch.arange(6.0).reshape(2, 3))
+    plain = torch.ones(2)
+    assert real_cpu(plain) is plain and not is_simulated(plain)
+
+
+def test_transfers_follow_cuda() -> None:
+    with simulated_cuda():
+        x = torch.ones(3)
+        assert x.to("cuda:1").device == torch.device("cuda:1")
+        assert x.cuda().device == torch.device("cuda:0")
+        torch.cuda.set_device(1)
+        assert torch.cuda.current_device() == 1
+        assert x.cuda().device == torch.device("cuda:1"), "cuda() honours the current device"
+        assert torch.zeros(1, device="cuda").device == torch.device("cuda:1")
+        with torch.cuda.device(0):
+            assert torch.empty(1, device="cuda").device == torch.device("cuda:0")
+        y = x.to("cuda:1")
+        assert y.to("cuda:1") is y, "a no-op .to returns the tensor itself, as on CUDA"
+        copied = y.to("cuda:1", copy=True)
+        assert copied is not y and copied.device == y.device and torch.equal(real_cpu(copied), real_cpu(y))
+        assert y.to(torch.float64).device == torch.device("cuda:1")
+        assert not is_simulated(y.cpu()) and y.cpu().device == torch.device("cpu")
+        assert y.new_zeros(2).device == torch.device("cuda:1")
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 2
+
+
+def test_indexing_and_identity_follow_cuda() -> None:
+    with simulated_cuda():
+        x = torch.arange(4.0, device="cuda:1")
+        assert x[[0, 2]].tolist() == [0.0, 2.0] and x[[0, 2]].device == torch.device("cuda:1")
+        x[[1, 3]] = 0.0
+        assert x.tolist() == [0.0, 0.0, 2.0, 0.0]
+        assert torch.as_tensor(x, device="cuda:1") is x
+        assert x.data_ptr() == real_cpu(x).data_ptr() != 0
+
+
+def test_tensors_from_data_follow_cuda() -> None:
+    """torch.tensor/as_tensor on CUDA tensors or lists of them: PyTorch's bindings read those
+    through real CUDA; the simulation answers as CUDA does."""
+    with simulated_cuda():
+        x = torch.rand(3, device="cuda:1")
+        assert torch.as_tensor(x) is x and torch.as_tensor(x, device="cuda:1") is x
+        assert torch.as_tensor(x, dtype=torch.float64).device == x.device
+        copied = torch.tensor(x)
+        assert copied is not x and copied.device == x.device and torch.equal(real_cpu(copied), real_cpu(x))
+        from_values = torch.tensor([x[0], x[1]])
+        assert from_values.device == torch.device("cpu"), "a list of CUDA scalars is read by value"
+        assert torch.tensor([x[0], x[1]], device="cuda:0").device == torch.device("cuda:0")
+        assert torch.tensor([1.0, 2.0], device="cuda:1", requires_grad=True).requires_grad
+
+
+def test_cuda_rng_is_the_cpu_generator() -> None:
+    """Random ops draw from the CPU generator, so seeding either seeds the simulated device."""
+    with simulated_cuda():
+        torch.manual_seed(3)
+        first = torch.rand(3, device="cuda:1")
+        torch.cuda.manual_seed_all(3)
+        with torch.random.fork_rng(devices=[0]):
+            torch.rand(5, device="cuda:0")
+        again = torch.rand(3, device="cuda:1")
+    assert torch.equal(real_cpu(first), real_cpu(again))
+    torch.manual_seed(3)
+    assert torch.equal(real_cpu(first), torch.rand(3))
+
+
+def test_module_to_moves_parameters_and_buffers_not_plain_attributes() -> None:
+    with simulated_cuda():
+        module = nn.Linear(3, 2)
+        module.register_buffer("kept", torch.ones(2))
+        module.register_buffer("scratch", torch.ones(2), persistent=False)
+        module.plain = torch.ones(2)
+        module.to("cuda:1")
+        moved = {name: str(t.device) for name, t in [*module.named_parameters(), *module.named_buffers()]}
+        assert moved == {"weight": "cuda:1", "bias": "cuda:1", "kept": "cuda:1", "scratch": "cuda:1"}
+        assert isinstance(module.weight, nn.Parameter)
+        assert module.plain.device == torch.device("cpu"), "a plain attribute stays, as on CUDA"
+        out = module(torch.rand(4, 3, device="cuda:1"))
+        assert out.device == torch.device("cuda:1")
+
+
+def test_allocations_are_logged_per_device_with_their_caller() -> None:
+    with simulated_cuda() as sim:
+        x = torch.zeros(2, 3, device="cuda:1")
+        x.to("cuda:0")
+        (x + 1).cpu()
+    made = sim.allocations[0]
+    assert (made.op, made.device, made.shape, made.dtype) == ("torch.zeros", "cuda:1", (2, 3), "float32")
+    assert made.caller.startswith(__file__) and "test_allocations_are_logged" in made.caller
+    transfers = [(a.source, a.device) for a in sim.allocations if a.is_transfer]
+    assert transfers == [("cuda:1", "cuda:0"), ("cuda:1", "cpu")]
+    assert sim.devices_touched() == {"cuda:0", "cuda:1", "cpu"}
+    assert [a.device for a in sim.foreign_allocations(allowed={"cuda:1", "cpu"})] == ["cuda:0"]
+
+
+def test_torch_is_left_as_found() -> None:
+    before = torch_state()
+    with simulated_cuda():
+        torch.cuda.set_device(1)
+        assert torch_state()["torch.cuda"] != before["torch.cuda"] and not torch.backends.cudnn.enabled
+    assert_same(before, torch_state())
+
+
+def test_torch_is_left_as_found_when_the_body_raises() -> None:
+    before = torch_state()
+    with pytest.raises(RuntimeError, match="same device"), simulated_cuda():
+        torch.ones(2, device="cuda:1") + torch.ones(2)
+    assert_same(before, torch_state())
+    with pytest.raises(SimulationUnsupported), simulated_cuda():
+        torch.cuda.CUDAGraph()
+    assert_same(before, torch_state())
+
+
+def test_a_leaked_tensor_refuses_ops_outside_the_context() -> None:
+    with simulated_cuda():
+        x = torch.ones(2, device="cuda:1")
+    with pytest.raises(RuntimeError, match="outside simulated_cuda"):
+        x + 1
