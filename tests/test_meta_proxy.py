@@ -85,3 +85,16 @@ def test_cuda_target_checks_the_index() -> None:
     assert not same_device(torch.device("cuda:0"), torch.device("cuda:1"))
     assert same_device(torch.device("cuda:1"), torch.device("cuda:1"))
     assert same_device(torch.device("cuda:0"), torch.device("cuda"))
+
+
+@pytest.mark.catches("fixtures/meta_proxy.py::output_tensors")
+@pytest.mark.parametrize(
+    "nesting",
+    [lambda t: {"image": t}, lambda t: (torch.ones(1, device="meta"), [t]), lambda t: {"out": (t,)}],
+    ids=["dict", "list-in-tuple", "tuple-in-dict"],
+)
+def test_fault_a_cpu_output_nested_in_a_container_is_found(nesting) -> None:
+    """A library returning one tensor left on the CPU inside its result structure: the sweep and
+    the proxies see it only if output_tensors walks every container."""
+    result = classify_call(lambda: nesting(torch.ones(2)), "meta")
+    assert result.kind == FINDING and "is on cpu, expected meta" in result.detail, result
