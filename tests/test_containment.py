@@ -10,6 +10,7 @@ import torch
 CRASH_AND_HANG = """
 import ctypes, sys, time, pytest
 
+@pytest.mark.known_bug("kornia-2791", evidence="proxy")  # a crash is charged to its bug
 @pytest.mark.isolated
 def test_segfault():
     print("printed before the crash", file=sys.stderr, flush=True)
@@ -43,11 +44,13 @@ def test_fault_segfault_and_hang_in_isolated_tests_are_attributed_and_the_run_co
         "test_still_runs": "passed",
     }
     assert (tmp_path / "report.html").exists()
+    assert crash_verdict(tmp_path) == ("error", "crashed")
 
 
 CRASH_UNDER_XDIST = """
 import ctypes, time, pytest
 
+@pytest.mark.known_bug("kornia-2791", evidence="proxy")  # a crash is charged to its bug
 def test_segfault():
     ctypes.string_at(0)
 
@@ -75,6 +78,14 @@ def test_fault_segfault_and_hang_under_xdist_restart_the_worker_and_keep_the_rep
     result.stdout.fnmatch_lines(["*worker 'gw*' crashed while running*test_hang*"])
     tests = {t["nodeid"].split("::")[-1]: t["outcome"] for t in json.loads((tmp_path / "results.json").read_text())["tests"]}
     assert (tests["test_segfault"], tests["test_hang"]) == ("failed", "failed")
+    assert crash_verdict(tmp_path) == ("error", "crashed")
+
+
+def crash_verdict(report_dir) -> tuple[str, str]:
+    """kornia-2791's verdict in a session whose only test of it crashed, and its detail's first word
+    after the count: a crash is an error of its bug, never silence."""
+    record = next(v for v in json.loads((report_dir / "results.json").read_text())["verdicts"] if v["bug_id"] == "kornia-2791")
+    return record["verdict"], record["detail"].partition(": ")[2].split(":")[0]
 
 
 STICKY = """

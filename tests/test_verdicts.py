@@ -175,7 +175,7 @@ def test_unparsable_version_without_probe_cannot_be_placed() -> None:
         (AFFECTED_RELEASE, PROXY, OBSERVED, "reproduced"),
         (FIXED_RELEASE, DIRECT, OBSERVED, "regressed"),
         (UNPLACED_RELEASE, PROXY, OBSERVED, "regressed"),
-        (UNPLACED_RELEASE, PROXY, NOT_OBSERVED, "fixed"),
+        (UNPLACED_RELEASE, PROXY, NOT_OBSERVED, "inconclusive"),  # nothing says a fix is there
         (AFFECTED_RELEASE, PROXY, NOT_OBSERVED, "not-reproduced"),
         (FIXED_RELEASE, PROXY, INCONCLUSIVE, "inconclusive"),
         (FIXED_RELEASE, DIRECT, SKIPPED, "skipped"),
@@ -202,8 +202,8 @@ def obs(role: str, observation: str, detail: str = "", name: str = "") -> Observ
 
 
 def test_precedence_table_covers_every_evidence_observation_once() -> None:
-    assert len(set(PRECEDENCE)) == len(PRECEDENCE) == 8
-    assert {role for _, role in PRECEDENCE} == {DIRECT, PROXY}
+    assert len(set(PRECEDENCE)) == len(PRECEDENCE) == 12
+    assert {role for _, role in PRECEDENCE} == {DIRECT, SIMULATED, PROXY}
     assert {seen for seen, _ in PRECEDENCE} == {OBSERVED, NOT_OBSERVED, INCONCLUSIVE, SKIPPED}
 
 
@@ -212,7 +212,9 @@ def test_precedence_table_covers_every_evidence_observation_once() -> None:
     ("tests", "decides"),
     [
         ([(PROXY, OBSERVED), (PROXY, NOT_OBSERVED)], (OBSERVED, PROXY)),  # mixed, same strength
-        ([(DIRECT, NOT_OBSERVED), (PROXY, OBSERVED)], (OBSERVED, PROXY)),
+        ([(DIRECT, NOT_OBSERVED), (PROXY, OBSERVED)], (NOT_OBSERVED, DIRECT)),  # the stronger decides
+        ([(SIMULATED, NOT_OBSERVED), (PROXY, OBSERVED)], (NOT_OBSERVED, SIMULATED)),
+        ([(DIRECT, INCONCLUSIVE), (SIMULATED, OBSERVED)], (OBSERVED, SIMULATED)),  # cannot tell decides nothing
         ([(DIRECT, OBSERVED), (PROXY, OBSERVED)], (OBSERVED, DIRECT)),
         ([(PROXY, NOT_OBSERVED), (PROXY, INCONCLUSIVE)], (NOT_OBSERVED, PROXY)),
         ([(DIRECT, INCONCLUSIVE), (PROXY, NOT_OBSERVED)], (NOT_OBSERVED, PROXY)),
@@ -268,6 +270,18 @@ def test_mixed_evidence_names_who_saw_it_and_who_did_not() -> None:
     assert verdict.detail == "pl unregistered; observed in t[a]; not observed in t[b], t[c]"
 
 
+def test_weaker_evidence_that_disagrees_is_named() -> None:
+    tests = [obs(SIMULATED, NOT_OBSERVED, name="sim"), obs(PROXY, OBSERVED, "pl unregistered", "meta")]
+    verdict = bug_verdict(KORNIA, FIXED_RELEASE, tests)
+    assert (verdict.verdict, verdict.evidence) == ("fixed", SIMULATED)
+    assert verdict.detail == "1 test(s); observed in t[meta]; not observed in t[sim]"
+
+
+def test_only_controls_ran_says_so() -> None:
+    verdict = bug_verdict(KORNIA, FIXED_RELEASE, [obs(CONTROL, NOT_OBSERVED), obs(DIRECT, SKIPPED, "no gpu")])
+    assert (verdict.verdict, verdict.detail) == ("skipped", "no gpu; 1 control(s) ran: they check the oracle and decide nothing")
+
+
 def test_what_could_not_decide_is_named_beside_a_fixed_verdict() -> None:
     verdict = bug_verdict(KORNIA, FIXED_RELEASE, [obs(PROXY, NOT_OBSERVED, name="a"), obs(PROXY, INCONCLUSIVE, name="m")])
     assert (verdict.verdict, verdict.detail) == ("fixed", "1 test(s); inconclusive in t[m]")
@@ -311,8 +325,8 @@ def test_a_disagreeing_probe_is_stated_beside_the_verdict() -> None:
         # ...and a real GPU decides over both.
         ([(SIMULATED, OBSERVED), (DIRECT, OBSERVED), (PROXY, OBSERVED)], "regressed", DIRECT),
         ([(SIMULATED, NOT_OBSERVED), (DIRECT, NOT_OBSERVED)], "fixed", DIRECT),
-        # Seen beats not seen, whatever saw it; what the simulation cannot run decides nothing.
-        ([(SIMULATED, NOT_OBSERVED), (PROXY, OBSERVED)], "regressed", PROXY),
+        # The strongest evidence that decided wins; what the simulation cannot run decides nothing.
+        ([(SIMULATED, NOT_OBSERVED), (PROXY, OBSERVED)], "fixed", SIMULATED),
         ([(SIMULATED, INCONCLUSIVE), (PROXY, NOT_OBSERVED)], "fixed", PROXY),
         ([(SIMULATED, INCONCLUSIVE), (PROXY, INCONCLUSIVE)], "inconclusive", SIMULATED),
         ([(CONTROL, NOT_OBSERVED), (SIMULATED, SKIPPED)], "skipped", None),
@@ -343,3 +357,16 @@ def test_messages_read_sensibly_for_a_bug_with_no_fix_yet() -> None:
     assert "None" not in stale and "first_fixed" in stale
     fixed = regressed_message(registry["torchvision-8587"], AffectedStatus(False, "0.29.2", "version 0.29.2"), "noise")
     assert "fixed in 0.22.0 by https://github.com/pytorch/vision/pull/8929." in fixed
+
+
+def test_a_probe_that_raises_cannot_tell_and_its_error_stays_in_the_basis(monkeypatch) -> None:
+    def hydra_fails() -> bool:
+        raise RuntimeError("GlobalHydra is already initialized\nsecond line")
+
+    monkeypatch.setattr(versions, "installed_version", lambda distribution: "1.0")  # ambiguous: the probe decides
+    monkeypatch.setattr(versions, "run_probe", lambda reference: hydra_fails())
+    status = versions.affected_status(BUGS["sam2-460"])
+    assert status.affected is None
+    assert status.basis.endswith(
+        "probe fixtures.probes:sam2_position_cache_is_warmed failed: RuntimeError: GlobalHydra is already initialized"
+    )
