@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import Version
-from uv import find_uv_bin
 
 from fixtures.registry import Bug, RegistryError, load_registry
 from reports.loading import ResultsError, load_results
@@ -69,6 +68,8 @@ def install_release(package: str, release: str, folder: Path, env: dict[str, str
     downloading another."""
     if folder.is_dir():
         return False
+    from uv import find_uv_bin  # here, not at the top: the matrix-page job runs `reports` without uv
+
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     command = [
