@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from fixtures.registry import Bug, RegistryError, load_registry
 from reports.loading import ResultsError, load_results
@@ -102,13 +102,25 @@ def run_suites(folder: Path, command: list[str], report_dir: Path) -> int:
     return done.returncode
 
 
+def is_pep440(version: str) -> bool:
+    try:
+        Version(version)
+    except InvalidVersion:
+        return False
+    return True
+
+
 def release_verdicts(document: dict, package: str, release: str, bugs: list[Bug]) -> dict[str, str | None]:
     """The run's verdict per bug, after checking that the run saw the release it was given
     (a package shadowing the folder would make every verdict about the wrong release)."""
     records = {record["bug_id"]: record for record in document["verdicts"]}
     for record in records.values():
         seen = record["installed"]
-        if record["package"] == package and (seen is None or Version(seen) != Version(release)):
+        if record["package"] != package:
+            continue
+        if seen is not None and not is_pep440(seen):
+            raise ScanError(f"{package} {release}: the run saw {package} {seen!r}, which is not a PEP 440 version (a git build?)")
+        if seen is None or Version(seen) != Version(release):
             raise ScanError(f"{package} {release}: the run saw {package} {seen or '(not installed)'}; is it shadowed on sys.path?")
     return {bug.id: records[bug.id]["verdict"] if bug.id in records else None for bug in bugs}
 
