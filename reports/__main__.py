@@ -3,9 +3,10 @@ python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
 python -m reports acceptance [--race-budget N,Ss]   (on a GPU machine; see reports/acceptance.py)
 
-Exit status: 0 done (scan: every verdict agrees with the registry), 1 the new run has a new
-regression (compare), a release disagrees with the registry (scan) or a pytest step failed
-(acceptance), 2 bad input (one line).
+Exit status: 0 done (scan: every release's verdict was decided and agrees with the registry), 1 the
+new run has a new regression (compare), a release disagrees with the registry or its run errored
+(scan) or a pytest step failed (acceptance), 2 bad input (one line), 3 (scan) nothing disagrees but
+some release's verdict decided nothing (skipped, inconclusive, a race that did not trigger).
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ def parser() -> argparse.ArgumentParser:
     matrix_command.add_argument("results", type=Path, nargs="+", metavar="RESULTS.json")
     matrix_command.add_argument("-o", "--output", type=Path, default=Path("matrix.html"), help="HTML page (default: matrix.html)")
     scan_command = commands.add_parser(
-        "scan", help="each release's verdicts against the registry's ranges; exit 1 on a disagreement",
+        "scan", help="each release's verdicts against the registry's ranges; exit 1 on a disagreement or an errored run",
         description="Install each release with no dependencies into a cached folder and run its bugs' suites in a fresh pytest; "
-        "arguments after -- go to pytest.",
+        "arguments after -- go to pytest. Exit 0: every release's verdict was decided and agrees with the registry; "
+        "1: a release disagrees or its run errored; 2: bad input; 3: none disagrees, but some release is undecided "
+        "(skipped, inconclusive, a race that did not trigger).",
     )
     scan_command.add_argument("package", help="a package the registry names (kornia, sam2)")
     scan_command.add_argument("releases", nargs="+", metavar="VERSION")

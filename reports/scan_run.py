@@ -24,11 +24,13 @@ from packaging.version import InvalidVersion, Version
 from fixtures.registry import Bug, RegistryError, load_registry
 from reports.loading import ResultsError, load_results
 from reports.scan_page import scan_document, scan_html
-from reports.scan_ranges import BugScan, ReleaseError, release_order, scan_bug
+from reports.scan_ranges import BugScan, ReleaseError, outcome_line, release_order, scan_bug
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 PACKAGES_TOML = Path(__file__).with_name("scan_packages.toml")
-AGREE, DISAGREE, BAD_INPUT = 0, 1, 2
+# 1: the registry is contradicted or a run errored; 3: nothing contradicts it, but some release
+# could not be decided (skipped, inconclusive, a race that did not trigger), so nothing confirms it.
+AGREE, DISAGREE, BAD_INPUT, UNDECIDED = 0, 1, 2, 3
 
 
 class ScanError(ValueError):
@@ -185,9 +187,16 @@ def bug_scans(bugs: list[Bug], runs: list[ReleaseRun]) -> list[BugScan]:
     ]
 
 
+def scan_status(scans: list[BugScan], stopped: str | None) -> int:
+    if stopped:
+        return BAD_INPUT
+    if any(bug.disagreements or bug.errors for bug in scans):
+        return DISAGREE
+    return UNDECIDED if any(bug.undecided for bug in scans) else AGREE
+
+
 def write_scan(out: Path, package: str, registry: Path, scans: list[BugScan], runs: list[ReleaseRun], stopped: str | None) -> int:
-    disagreements = [item for bug in scans for item in bug.disagreements]
-    status = BAD_INPUT if stopped else (DISAGREE if disagreements else AGREE)
+    status = scan_status(scans, stopped)
     runs_data = [vars(run) for run in runs]
     document = scan_document(package, str(registry), runs_data, scans, stopped, status)
     (out / "scan.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
@@ -203,7 +212,9 @@ def summary_lines(out: Path, scans: list[BugScan]) -> list[str]:
             f"registry affected {bug.registry_affected_range}, first fixed {bug.registry_first_fixed}"
         )
         lines.extend(f"  DISAGREES {item.release}: {item.verdict}, {item.reason}" for item in bug.disagreements)
-    return [*lines, f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
+        lines.extend(f"  ERROR {item.release}: {item.reason}" for item in bug.errors)
+        lines.extend(f"  UNDECIDED {item.release}: {item.reason}" for item in bug.undecided)
+    return [*lines, f"scan {outcome_line(scans)}", f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
 
 
 def scan(
