@@ -18,7 +18,15 @@ import sys
 from pathlib import Path
 
 from fixtures.registry import DEFAULT_REGISTRY
-from reports.acceptance import DEFAULT_RACE_BUDGET, acceptance_steps, observed_folder, summary_lines
+from reports.acceptance import (
+    DEFAULT_RACE_BUDGET,
+    OBSERVED_ROOT,
+    acceptance_steps,
+    combined_lines,
+    missing_results_lines,
+    observed_folder,
+    summary_lines,
+)
 from reports.compare import compare, comparison_html, comparison_text, exit_status
 from reports.loading import ResultsError, load_results
 from reports.matrix import matrix_columns, matrix_html
@@ -60,21 +68,31 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run_acceptance(race_budget: str) -> int:
-    """Run both steps, then print (and keep in summary.txt) each bug's verdict, evidence and GPUs."""
+    """Run both steps from the repository root, then print (and keep in summary.txt) each bug's
+    verdict, evidence and GPUs per step, and the worse of the two steps."""
     import torch
 
     names = [torch.cuda.get_device_name(index) for index in range(torch.cuda.device_count())]
     if not names:
         print("error: the acceptance run needs a visible GPU; torch.cuda.device_count() is 0", file=sys.stderr)
         return BAD_INPUT
-    folder = observed_folder(datetime.date.today().isoformat(), names)
+    folder = observed_folder(datetime.date.today().isoformat(), names, OBSERVED_ROOT)
+    steps = acceptance_steps(sys.executable, len(names), folder, race_budget)
     statuses = []
-    for step in acceptance_steps(sys.executable, len(names), folder, race_budget):
+    for step in steps:
         print(f"$ {' '.join(step.command)}", flush=True)
-        statuses.append(subprocess.run(step.command, check=False).returncode)
+        statuses.append(subprocess.run(step.command, check=False, cwd=REPOSITORY).returncode)
     lines = [f"GPUs: {', '.join(names)}"]
-    for step in acceptance_steps(sys.executable, len(names), folder, race_budget):
-        lines += summary_lines(step.name, load_results(folder / step.name / "results.json"))
+    documents: dict[str, dict | None] = {}
+    for step in steps:
+        try:
+            documents[step.name] = load_results(folder / step.name / "results.json")
+            lines += summary_lines(step.name, documents[step.name])
+        except ResultsError as error:
+            documents[step.name] = None
+            lines += missing_results_lines(step.name, str(error))
+    lines += combined_lines(documents)
+    folder.mkdir(parents=True, exist_ok=True)  # a step that crashed before writing may not have made it
     (folder / "summary.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     print(f"kept under {folder}/: commit it (results.json, summary.txt) with what you corrected")
