@@ -19,7 +19,7 @@ from reports.scan_ranges import (
     scan_bug,
     unsettled,
 )
-from reports.scan_run import AGREE, BAD_INPUT, DISAGREE, UNDECIDED, scan_status
+from reports.scan_run import AGREE, BAD_INPUT, DISAGREE, UNDECIDED, scan_status, summary_lines
 
 
 @pytest.mark.parametrize(
@@ -191,3 +191,14 @@ def test_the_page_marks_errored_and_undecided_releases() -> None:
     assert framed == [("scan-disagrees", "0.6.10"), ("scan-errored", "0.7.0"), ("scan-undecided", "0.7.1")]
     assert "1 disagreement(s), 1 errored, 1 undecided" in page
     assert "Scan does not confirm the registry" in page
+
+
+def test_the_printed_summary_names_errored_and_undecided_releases(tmp_path) -> None:
+    bug = kornia_2791(">=0.6.10,<0.7.2", {**MEASURED, "0.7.0": E, "0.7.1": S})
+    lines = summary_lines(tmp_path, [bug])
+    assert lines[1:] == [
+        "  ERROR 0.7.0: its run errored",
+        "  UNDECIDED 0.7.1: the bug was not decided (skipped)",
+        "scan does not confirm the registry: 1 errored release(s), 1 undecided release(s)",
+        f"scan: {tmp_path / 'scan.json'}, {tmp_path / 'scan.html'}",
+    ]
