@@ -263,6 +263,7 @@ def test_the_matrix_page_job_installs_what_reports_matrix_and_compare_import(tmp
     assert (tmp_path / "matrix.html").is_file() and (tmp_path / "compare.html").is_file()
 
 
+@pytest.mark.catches("tests/test_report_workflow.py::reports_command_with_only")
 def test_fault_a_module_the_job_lacks_fails_the_command(tmp_path: Path) -> None:
     done = reports_command_with_only({"pytest", "_pytest", "pluggy", "iniconfig", "pygments", "py"}, "matrix", "--help")
     assert done.returncode == 1 and "No module named 'packaging" in done.stderr
