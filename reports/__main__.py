@@ -3,9 +3,10 @@ python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
 python -m reports acceptance [--race-budget N,Ss]   (on a GPU machine; see reports/acceptance.py)
 
-Exit status: 0 done (scan: every verdict agrees with the registry), 1 the new run has a new
-regression (compare), a release disagrees with the registry (scan) or a pytest step failed
-(acceptance), 2 bad input (one line).
+Exit status: 0 done (scan: every release's verdict was decided and agrees with the registry), 1 the
+new run has a new regression (compare), a release disagrees with the registry or its run errored
+(scan) or a pytest step failed (acceptance), 2 bad input (one line), 3 (scan) nothing disagrees but
+some release's verdict decided nothing (skipped, inconclusive, a race that did not trigger).
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import sys
 from pathlib import Path
 
 from fixtures.registry import DEFAULT_REGISTRY
-from reports.acceptance import DEFAULT_RACE_BUDGET, acceptance_steps, observed_folder, summary_lines
+from reports.acceptance import (
+    DEFAULT_RACE_BUDGET,
+    OBSERVED_ROOT,
+    acceptance_steps,
+    combined_lines,
+    missing_results_lines,
+    observed_folder,
+    summary_lines,
+)
 from reports.compare import compare, comparison_html, comparison_text, exit_status
 from reports.loading import ResultsError, load_results
 from reports.matrix import matrix_columns, matrix_html
@@ -39,9 +48,11 @@ def parser() -> argparse.ArgumentParser:
     matrix_command.add_argument("results", type=Path, nargs="+", metavar="RESULTS.json")
     matrix_command.add_argument("-o", "--output", type=Path, default=Path("matrix.html"), help="HTML page (default: matrix.html)")
     scan_command = commands.add_parser(
-        "scan", help="each release's verdicts against the registry's ranges; exit 1 on a disagreement",
+        "scan", help="each release's verdicts against the registry's ranges; exit 1 on a disagreement or an errored run",
         description="Install each release with no dependencies into a cached folder and run its bugs' suites in a fresh pytest; "
-        "arguments after -- go to pytest.",
+        "arguments after -- go to pytest. Exit 0: every release's verdict was decided and agrees with the registry; "
+        "1: a release disagrees or its run errored; 2: bad input; 3: none disagrees, but some release is undecided "
+        "(skipped, inconclusive, a race that did not trigger).",
     )
     scan_command.add_argument("package", help="a package the registry names (kornia, sam2)")
     scan_command.add_argument("releases", nargs="+", metavar="VERSION")
@@ -57,21 +68,31 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run_acceptance(race_budget: str) -> int:
-    """Run both steps, then print (and keep in summary.txt) each bug's verdict, evidence and GPUs."""
+    """Run both steps from the repository root, then print (and keep in summary.txt) each bug's
+    verdict, evidence and GPUs per step, and the worse of the two steps."""
     import torch
 
     names = [torch.cuda.get_device_name(index) for index in range(torch.cuda.device_count())]
     if not names:
         print("error: the acceptance run needs a visible GPU; torch.cuda.device_count() is 0", file=sys.stderr)
         return BAD_INPUT
-    folder = observed_folder(datetime.date.today().isoformat(), names)
+    folder = observed_folder(datetime.date.today().isoformat(), names, OBSERVED_ROOT)
+    steps = acceptance_steps(sys.executable, len(names), folder, race_budget)
     statuses = []
-    for step in acceptance_steps(sys.executable, len(names), folder, race_budget):
+    for step in steps:
         print(f"$ {' '.join(step.command)}", flush=True)
-        statuses.append(subprocess.run(step.command, check=False).returncode)
+        statuses.append(subprocess.run(step.command, check=False, cwd=REPOSITORY).returncode)
     lines = [f"GPUs: {', '.join(names)}"]
-    for step in acceptance_steps(sys.executable, len(names), folder, race_budget):
-        lines += summary_lines(step.name, load_results(folder / step.name / "results.json"))
+    documents: dict[str, dict | None] = {}
+    for step in steps:
+        try:
+            documents[step.name] = load_results(folder / step.name / "results.json")
+            lines += summary_lines(step.name, documents[step.name])
+        except ResultsError as error:
+            documents[step.name] = None
+            lines += missing_results_lines(step.name, str(error))
+    lines += combined_lines(documents)
+    folder.mkdir(parents=True, exist_ok=True)  # a step that crashed before writing may not have made it
     (folder / "summary.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     print(f"kept under {folder}/: commit it (results.json, summary.txt) with what you corrected")

@@ -2,7 +2,8 @@
 affected range and its disagreements with the registry.
 
 Verdicts are read generically: the words that say the bug was or was not seen are named here;
-any other verdict (skipped, inconclusive, error, ...) decides nothing about that release.
+any other verdict (skipped, inconclusive, error, ...) decides nothing about that release, so the
+release is unsettled: `error` (its run failed) or undecided (the bug could not be told).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 SEEN = frozenset({"reproduced", "regressed"})
 NOT_SEEN = frozenset({"fixed", "not-reproduced"})
+ERROR = "error"
 
 
 class ReleaseError(ValueError):
@@ -93,6 +95,28 @@ def disagreement(release: str, verdict: str | None, registry_affected: bool, bug
 
 
 @dataclass(frozen=True)
+class Unsettled:
+    """A release that neither agrees nor disagrees with the registry: its run errored, or the
+    bug could not be decided there."""
+
+    release: str
+    verdict: str | None
+    reason: str
+
+
+def unsettled(release: str, verdict: str | None, registry_affected: bool, bug_kind: str) -> Unsettled | None:
+    """Why the release's verdict cannot confirm the registry, or None when it can."""
+    if verdict == ERROR:
+        return Unsettled(release, verdict, "its run errored")
+    seen = observation(verdict)
+    if seen is None:
+        return Unsettled(release, verdict, f"the bug was not decided ({verdict or 'no verdict'})")
+    if seen is False and registry_affected and bug_kind == "race":
+        return Unsettled(release, verdict, "a race that did not trigger within its budget proves nothing")
+    return None
+
+
+@dataclass(frozen=True)
 class BugScan:
     """One bug across the scanned releases, beside what the registry says."""
 
@@ -104,6 +128,15 @@ class BugScan:
     registry_affected: dict[str, bool]
     windows: tuple[Window, ...]
     disagreements: tuple[Disagreement, ...]
+    unsettled: tuple[Unsettled, ...]
+
+    @property
+    def errors(self) -> tuple[Unsettled, ...]:
+        return tuple(item for item in self.unsettled if item.verdict == ERROR)
+
+    @property
+    def undecided(self) -> tuple[Unsettled, ...]:
+        return tuple(item for item in self.unsettled if item.verdict != ERROR)
 
     @property
     def first_affected(self) -> str | None:
@@ -120,7 +153,8 @@ def scan_bug(
     """The row for one bug: verdicts in release order, measured windows and disagreements."""
     row = {release: verdicts.get(release) for release in release_order(list(verdicts))}
     in_range = {release: registry_says_affected(affected, release) for release in row}
-    found = (disagreement(release, verdict, in_range[release], kind) for release, verdict in row.items())
+    found = [disagreement(release, verdict, in_range[release], kind) for release, verdict in row.items()]
+    left_open = [unsettled(release, verdict, in_range[release], kind) for release, verdict in row.items()]
     return BugScan(
         bug_id=bug_id,
         title=title,
@@ -130,4 +164,16 @@ def scan_bug(
         registry_affected=in_range,
         windows=tuple(measured_windows(row)),
         disagreements=tuple(item for item in found if item is not None),
+        unsettled=tuple(item for item in left_open if item is not None),
     )
+
+
+def outcome_line(scans: list[BugScan]) -> str:
+    """The scan's one-line outcome: agreement only when every release of every bug was decided."""
+    counts = {
+        "disagreement(s)": sum(len(bug.disagreements) for bug in scans),
+        "errored release(s)": sum(len(bug.errors) for bug in scans),
+        "undecided release(s)": sum(len(bug.undecided) for bug in scans),
+    }
+    problems = ", ".join(f"{count} {what}" for what, count in counts.items() if count)
+    return f"does not confirm the registry: {problems}" if problems else "agrees with the registry: every release decided"

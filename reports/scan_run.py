@@ -19,17 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.version import Version
-from uv import find_uv_bin
+from packaging.version import InvalidVersion, Version
 
 from fixtures.registry import Bug, RegistryError, load_registry
 from reports.loading import ResultsError, load_results
 from reports.scan_page import scan_document, scan_html
-from reports.scan_ranges import BugScan, ReleaseError, release_order, scan_bug
+from reports.scan_ranges import BugScan, ReleaseError, outcome_line, release_order, scan_bug
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 PACKAGES_TOML = Path(__file__).with_name("scan_packages.toml")
-AGREE, DISAGREE, BAD_INPUT = 0, 1, 2
+# 1: the registry is contradicted or a run errored; 3: nothing contradicts it, but some release
+# could not be decided (skipped, inconclusive, a race that did not trigger), so nothing confirms it.
+AGREE, DISAGREE, BAD_INPUT, UNDECIDED = 0, 1, 2, 3
 
 
 class ScanError(ValueError):
@@ -69,6 +70,8 @@ def install_release(package: str, release: str, folder: Path, env: dict[str, str
     downloading another."""
     if folder.is_dir():
         return False
+    from uv import find_uv_bin  # here, not at the top: the matrix-page job runs `reports` without uv
+
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     command = [
@@ -101,13 +104,25 @@ def run_suites(folder: Path, command: list[str], report_dir: Path) -> int:
     return done.returncode
 
 
+def is_pep440(version: str) -> bool:
+    try:
+        Version(version)
+    except InvalidVersion:
+        return False
+    return True
+
+
 def release_verdicts(document: dict, package: str, release: str, bugs: list[Bug]) -> dict[str, str | None]:
     """The run's verdict per bug, after checking that the run saw the release it was given
     (a package shadowing the folder would make every verdict about the wrong release)."""
     records = {record["bug_id"]: record for record in document["verdicts"]}
     for record in records.values():
         seen = record["installed"]
-        if record["package"] == package and (seen is None or Version(seen) != Version(release)):
+        if record["package"] != package:
+            continue
+        if seen is not None and not is_pep440(seen):
+            raise ScanError(f"{package} {release}: the run saw {package} {seen!r}, which is not a PEP 440 version (a git build?)")
+        if seen is None or Version(seen) != Version(release):
             raise ScanError(f"{package} {release}: the run saw {package} {seen or '(not installed)'}; is it shadowed on sys.path?")
     return {bug.id: records[bug.id]["verdict"] if bug.id in records else None for bug in bugs}
 
@@ -172,9 +187,16 @@ def bug_scans(bugs: list[Bug], runs: list[ReleaseRun]) -> list[BugScan]:
     ]
 
 
+def scan_status(scans: list[BugScan], stopped: str | None) -> int:
+    if stopped:
+        return BAD_INPUT
+    if any(bug.disagreements or bug.errors for bug in scans):
+        return DISAGREE
+    return UNDECIDED if any(bug.undecided for bug in scans) else AGREE
+
+
 def write_scan(out: Path, package: str, registry: Path, scans: list[BugScan], runs: list[ReleaseRun], stopped: str | None) -> int:
-    disagreements = [item for bug in scans for item in bug.disagreements]
-    status = BAD_INPUT if stopped else (DISAGREE if disagreements else AGREE)
+    status = scan_status(scans, stopped)
     runs_data = [vars(run) for run in runs]
     document = scan_document(package, str(registry), runs_data, scans, stopped, status)
     (out / "scan.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
@@ -190,7 +212,9 @@ def summary_lines(out: Path, scans: list[BugScan]) -> list[str]:
             f"registry affected {bug.registry_affected_range}, first fixed {bug.registry_first_fixed}"
         )
         lines.extend(f"  DISAGREES {item.release}: {item.verdict}, {item.reason}" for item in bug.disagreements)
-    return [*lines, f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
+        lines.extend(f"  ERROR {item.release}: {item.reason}" for item in bug.errors)
+        lines.extend(f"  UNDECIDED {item.release}: {item.reason}" for item in bug.undecided)
+    return [*lines, f"scan {outcome_line(scans)}", f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
 
 
 def scan(

@@ -14,11 +14,15 @@ from reports.__main__ import main
 from reports.acceptance import (
     PARALLEL_MARKERS,
     SERIAL_MARKERS,
+    WORSE_FIRST,
     acceptance_steps,
+    combined_lines,
     observed_folder,
     summary_lines,
+    worse,
 )
 from reports.results import results_document
+from tests.conftest import REPO
 from tests.test_report_workflow import load_workflow, marker_expression, parallel_and_serial_steps
 
 
@@ -38,15 +42,15 @@ def test_steps_select_like_the_workflow_and_use_one_worker_per_gpu(tmp_path: Pat
 
 
 def test_observed_folder_is_named_by_date_and_gpu_model() -> None:
-    root = Path("reports/observed")
+    root = REPO / "reports" / "observed"  # wherever the command is started from
     assert observed_folder("2026-11-22", ["NVIDIA H100 80GB HBM3"]) == root / "2026-11-22-nvidia-h100-80gb-hbm3"
     assert observed_folder("2026-11-22", ["NVIDIA H100 80GB HBM3"] * 2) == root / "2026-11-22-nvidia-h100-80gb-hbm3-x2"
     assert observed_folder("2026-11-22", ["Tesla T4", "NVIDIA A100-SXM4-40GB"]).name == "2026-11-22-tesla-t4+nvidia-a100-sxm4-40gb-x2"
 
 
-def results(exit_status: int = 1) -> dict:
+def results(exit_status: int = 1, tv_9606: str = "reproduced") -> dict:
     verdicts = [
-        {"bug_id": "torchvision-9606", "verdict": "reproduced", "evidence": "direct", "detail": "cuda:0 3/200 iterations"},
+        {"bug_id": "torchvision-9606", "verdict": tv_9606, "evidence": "direct", "detail": "cuda:0 3/200 iterations"},
         {"bug_id": "sam2-460", "verdict": "skipped", "evidence": None, "detail": "sam2 not installed"},
     ]
     tests = [
@@ -73,25 +77,85 @@ def test_acceptance_without_a_gpu_is_one_line(capsys, monkeypatch) -> None:
     ]
 
 
-def test_acceptance_end_to_end_with_two_faked_gpus(capsys, monkeypatch, tmp_path: Path) -> None:
+def fake_acceptance(monkeypatch, tmp_path: Path, crashed: str | None = None) -> list[list[str]]:
+    """Two faked GPUs and a faked pytest run from elsewhere than the checkout, writing under
+    tmp_path/observed; the step named `crashed` exits 1 leaving no results.json."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("reports.__main__.OBSERVED_ROOT", tmp_path / "observed")
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda index: "NVIDIA H100 80GB HBM3")
     ran: list[list[str]] = []
 
-    def fake_pytest(command, check):
+    def fake_pytest(command, check, cwd):
+        assert cwd == REPO  # `suites` is relative to it
         ran.append(list(command))
+        if crashed and command[-1].endswith(crashed):
+            return subprocess.CompletedProcess(command, 1)
         report_dir = Path(command[-1].removeprefix("--report-dir="))
         report_dir.mkdir(parents=True)
         (report_dir / "results.json").write_text(json.dumps(results(exit_status=0)))
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(subprocess, "run", fake_pytest)
+    return ran
+
+
+def test_acceptance_end_to_end_with_two_faked_gpus(capsys, monkeypatch, tmp_path: Path) -> None:
+    ran = fake_acceptance(monkeypatch, tmp_path)
     assert main(["acceptance", "--race-budget", "5,10s"]) == 0
     assert [marker_expression(command[3:]) for command in ran] == [PARALLEL_MARKERS, SERIAL_MARKERS]  # after `python -m pytest`
     assert all("--race-budget=5,10s" in command for command in ran)
-    folder = next((tmp_path / "reports" / "observed").iterdir())
+    folder = next((tmp_path / "observed").iterdir())
     assert folder.name.endswith("-nvidia-h100-80gb-hbm3-x2")
     summary = (folder / "summary.txt").read_text()
     assert "[parallel] exit status 0" in summary and "[serial] exit status 0" in summary
     assert "GPUs: 0: NVIDIA H100 (GPU-aa), 1: NVIDIA H100 (GPU-bb)" in capsys.readouterr().out
+
+
+
+@pytest.mark.parametrize("crashed", ["parallel", "serial"])
+def test_a_step_that_left_no_results_keeps_the_other_steps_summary(crashed: str, capsys, monkeypatch, tmp_path: Path) -> None:
+    fake_acceptance(monkeypatch, tmp_path, crashed=crashed)
+    assert main(["acceptance"]) == 1
+    other = "serial" if crashed == "parallel" else "parallel"
+    summary = next((tmp_path / "observed").iterdir()).joinpath("summary.txt").read_text().splitlines()
+    assert f"[{other}] exit status 0" in summary
+    assert any(line.startswith(f"[{crashed}] no results.json (crashed?): ") for line in summary)
+    assert "  torchvision-9606  error           " in "\n".join(summary)  # the crashed step decides nothing
+    assert summary == capsys.readouterr().out.splitlines()[2:-1]  # printed too, after the two `$ pytest` lines
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "combined"),
+    [
+        (["fixed", "reproduced"], "reproduced"),
+        (["reproduced", "not-reproduced"], "not-reproduced"),
+        (["skipped", "fixed"], "fixed"),
+        (["inconclusive", "skipped"], "inconclusive"),
+        (["regressed", "error"], "error"),
+        (["fixed", "regressed"], "regressed"),
+        (["error", "some-future-verdict"], "some-future-verdict"),  # unknown: worst, to be looked at
+    ],
+)
+def test_the_worse_verdict_wins(verdicts: list[str], combined: str) -> None:
+    assert worse(verdicts) == worse(verdicts[::-1]) == combined
+
+
+def test_the_order_names_every_verdict_the_plugin_gives() -> None:
+    from fixtures.verdicts import VERDICTS
+
+    assert sorted(WORSE_FIRST) == sorted(VERDICTS)
+
+
+def test_combined_lines_one_per_bug_over_both_steps() -> None:
+    documents = {"parallel": results(tv_9606="fixed"), "serial": results(tv_9606="regressed")}
+    assert combined_lines(documents) == [
+        "[combined] the worse verdict of the steps",
+        "  torchvision-9606  regressed       (parallel fixed, serial regressed)",
+        "  sam2-460          skipped         (parallel skipped, serial skipped)",
+    ]
+    assert combined_lines({"parallel": results(tv_9606="fixed"), "serial": None}) == [
+        "[combined] the worse verdict of the steps; serial: no results.json, counted as error",
+        "  torchvision-9606  error           (parallel fixed, serial error)",
+        "  sam2-460          error           (parallel skipped, serial error)",
+    ]

@@ -4,6 +4,8 @@ that together they leave no GPU test unrun, --strict-sweeps, the release matrix,
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
 import re
 import shlex
 import subprocess
@@ -14,8 +16,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
+from reports.results import results_document
 from tests.conftest import REPO
+from tests.test_report_compare import ENVIRONMENT
 
 WORKFLOW = REPO / ".github" / "workflows" / "gpu-regression.yml"
 
@@ -201,3 +207,64 @@ def test_fault_an_ungated_workflow_lets_a_fork_run() -> None:
     assert evaluate_if("github.event_name != 'pull_request' || github.event_name == 'pull_request'", pull_request("stranger/x"))
     with pytest.raises(AssertionError, match="unexpected syntax"):
         evaluate_if("github.event.__class__", pull_request("stranger/x"))
+
+
+def distributions_installed_by(names: list[str]) -> set[str]:
+    """What `pip install NAMES` brings into a fresh Python: the names and their requirements'
+    closure (markers evaluated here, extras left out), read from this environment's metadata."""
+    found: set[str] = set()
+    pending = [canonicalize_name(name) for name in names]
+    while pending:
+        name = pending.pop()
+        if name in found:
+            continue
+        found.add(name)
+        for line in importlib.metadata.requires(name) or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                pending.append(canonicalize_name(requirement.name))
+    return found
+
+
+# Run `python -m reports ARGS` where only the stdlib, the checkout and the given top-level
+# modules can be imported: any other import fails as it would in the matrix-page job.
+ONLY_THESE_MODULES = """
+import runpy, sys
+allowed = set(sys.argv[1].split(",")) | set(sys.stdlib_module_names) | {"reports", "fixtures"}
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] not in allowed:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NotInstalled())
+sys.argv = ["python -m reports", *sys.argv[2:]]
+runpy.run_module("reports", run_name="__main__", alter_sys=True)
+"""
+
+
+def reports_command_with_only(modules: set[str], *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", ONLY_THESE_MODULES, ",".join(sorted(modules)), *args]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_the_matrix_page_job_installs_what_reports_matrix_and_compare_import(tmp_path: Path) -> None:
+    page = load_workflow()["jobs"]["matrix-page"]
+    installs = [shlex.split(step["run"]) for step in page["steps"] if step.get("run", "").startswith("python -m pip install")]
+    assert len(installs) == 1 and installs[0][:4] == ["python", "-m", "pip", "install"]
+    distributions = distributions_installed_by(installs[0][4:])
+    modules = {module for module, owners in importlib.metadata.packages_distributions().items()
+               if distributions & {canonicalize_name(owner) for owner in owners}}
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(results_document(
+        started="s", finished="f", exit_status=0, environment=ENVIRONMENT, verdicts=[], tests=[], sections={})))
+    for args in (["matrix", str(results), "-o", str(tmp_path / "matrix.html")],
+                 ["compare", str(results), str(results), "-o", str(tmp_path / "compare.html")],
+                 ["scan", "--help"], ["acceptance", "--help"]):
+        done = reports_command_with_only(modules, *args)
+        assert done.returncode == 0, f"{args[0]}: {done.stderr.strip().splitlines()[-1:]}"
+    assert (tmp_path / "matrix.html").is_file() and (tmp_path / "compare.html").is_file()
+
+
+@pytest.mark.catches("tests/test_report_workflow.py::reports_command_with_only")
+def test_fault_a_module_the_job_lacks_fails_the_command(tmp_path: Path) -> None:
+    done = reports_command_with_only({"pytest", "_pytest", "pluggy", "iniconfig", "pygments", "py"}, "matrix", "--help")
+    assert done.returncode == 1 and "No module named 'packaging" in done.stderr

@@ -14,9 +14,12 @@ from reports.scan_ranges import (
     disagreement,
     measured_windows,
     observation,
+    outcome_line,
     release_order,
     scan_bug,
+    unsettled,
 )
+from reports.scan_run import AGREE, BAD_INPUT, DISAGREE, UNDECIDED, scan_status, summary_lines
 
 
 @pytest.mark.parametrize(
@@ -130,3 +133,72 @@ def test_the_page_frames_exactly_the_disagreeing_releases() -> None:
     assert "&lt;b&gt;new-verdict&lt;/b&gt;" in page and "<b>new-verdict" not in page
     assert page.count('class="scan-band-affected"') == 1  # only 0.7.1 lies in the narrowed range
     assert 'href="kornia-0.7.1/report.html"' in page
+
+
+@pytest.mark.parametrize(
+    ("verdict", "registry_affected", "kind", "reason"),
+    [
+        ("reproduced", True, "deterministic", None),
+        ("fixed", False, "deterministic", None),
+        ("regressed", False, "deterministic", None),  # a disagreement, decided
+        ("error", True, "deterministic", "its run errored"),
+        ("error", False, "race", "its run errored"),
+        ("skipped", True, "deterministic", "the bug was not decided (skipped)"),
+        ("inconclusive", False, "deterministic", "the bug was not decided (inconclusive)"),
+        (None, True, "deterministic", "the bug was not decided (no verdict)"),
+        ("not-reproduced", True, "race", "a race that did not trigger within its budget proves nothing"),
+        ("not-reproduced", False, "race", None),  # outside the range, not seeing it is what the registry says
+    ],
+)
+def test_unsettled(verdict: str | None, registry_affected: bool, kind: str, reason: str | None) -> None:
+    found = unsettled("0.7.1", verdict, registry_affected, kind)
+    assert (found.reason if found else None) == reason
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "errors", "undecided", "status", "outcome"),
+    [
+        (MEASURED, [], [], AGREE, "agrees with the registry: every release decided"),
+        ({**MEASURED, "0.7.0": E, "0.7.1": E}, ["0.7.0", "0.7.1"], [], DISAGREE,
+         "does not confirm the registry: 2 errored release(s)"),
+        ({release: E for release in MEASURED}, ["0.6.10", "0.7.0", "0.7.1", "0.7.2", "0.8.1"], [], DISAGREE,  # all errored
+         "does not confirm the registry: 5 errored release(s)"),
+        ({**MEASURED, "0.7.1": S, "0.8.1": "inconclusive"}, [], ["0.7.1", "0.8.1"], UNDECIDED,
+         "does not confirm the registry: 2 undecided release(s)"),
+        ({**MEASURED, "0.6.10": N, "0.7.0": E, "0.7.1": S}, ["0.7.0"], ["0.7.1"], DISAGREE,
+         "does not confirm the registry: 1 disagreement(s), 1 errored release(s), 1 undecided release(s)"),
+    ],
+)
+def test_only_decided_agreeing_releases_confirm_the_registry(
+    verdicts: dict[str, str], errors: list[str], undecided: list[str], status: int, outcome: str
+) -> None:
+    bug = kornia_2791(">=0.6.10,<0.7.2", verdicts)
+    assert ([item.release for item in bug.errors], [item.release for item in bug.undecided]) == (errors, undecided)
+    assert (scan_status([bug], None), outcome_line([bug])) == (status, outcome)
+    assert scan_status([bug], "kornia 0.8.1: install failed") == BAD_INPUT
+
+
+def test_the_page_marks_errored_and_undecided_releases() -> None:
+    bug = kornia_2791(">=0.6.10,<0.7.2", {**MEASURED, "0.6.10": N, "0.7.0": E, "0.7.1": S})
+    runs = [{"release": release} for release in bug.verdicts]
+    document = scan_document("kornia", "bugs.toml", runs, [bug], None, scan_status([bug], None))
+    assert (document["bugs"][0]["errors"], document["bugs"][0]["undecided"]) == (
+        [{"release": "0.7.0", "verdict": E, "reason": "its run errored"}],
+        [{"release": "0.7.1", "verdict": S, "reason": "the bug was not decided (skipped)"}],
+    )
+    page = scan_html(document)
+    framed = re.findall(r'class="scan-tick ([a-z-]+)" data-release="([^"]+)"', page)
+    assert framed == [("scan-disagrees", "0.6.10"), ("scan-errored", "0.7.0"), ("scan-undecided", "0.7.1")]
+    assert "1 disagreement(s), 1 errored, 1 undecided" in page
+    assert "Scan does not confirm the registry" in page
+
+
+def test_the_printed_summary_names_errored_and_undecided_releases(tmp_path) -> None:
+    bug = kornia_2791(">=0.6.10,<0.7.2", {**MEASURED, "0.7.0": E, "0.7.1": S})
+    lines = summary_lines(tmp_path, [bug])
+    assert lines[1:] == [
+        "  ERROR 0.7.0: its run errored",
+        "  UNDECIDED 0.7.1: the bug was not decided (skipped)",
+        "scan does not confirm the registry: 1 errored release(s), 1 undecided release(s)",
+        f"scan: {tmp_path / 'scan.json'}, {tmp_path / 'scan.html'}",
+    ]

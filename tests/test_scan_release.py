@@ -101,6 +101,8 @@ def record(installed: str | None, verdict: str = "reproduced") -> dict:
         ("0.7.1.0", None),  # the same release, spelt another way
         ("0.9.0", "the run saw kornia 0.9.0"),  # the environment's kornia won over the scanned folder
         (None, "the run saw kornia (not installed)"),
+        ("0.7.1.git-abc", "the run saw kornia '0.7.1.git-abc', which is not a PEP 440 version"),  # a git build
+        ("0.7.1+git.abc", "the run saw kornia 0.7.1+git.abc"),  # a local build of it is another build
     ],
 )
 def test_a_run_must_see_the_release_it_scans(installed: str | None, error: str | None) -> None:
