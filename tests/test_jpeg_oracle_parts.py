@@ -1,0 +1,83 @@
+"""The parts the torchvision-8587 oracle is built from: its two decoders reject what is not a
+good JPEG with a message naming the decoder, the difference map shows the error amplified, a
+finding attaches the frames it is about, and a freed tensor's wrong sum is reported exactly."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+from PIL import Image
+from torchvision.io import encode_jpeg
+
+from fixtures.outcomes import BugObserved
+from suites.torchvision_8587_encode_jpeg.oracle import (
+    DIFFERENCE_GAIN,
+    TORCHVISION_IO_DEPRECATION,
+    CorruptJpeg,
+    Where,
+    check_jpeg,
+    check_untouched,
+    decode_with_pillow,
+    decode_with_torchvision,
+    difference_map,
+)
+
+pytestmark = pytest.mark.filterwarnings(f"ignore:{TORCHVISION_IO_DEPRECATION}:DeprecationWarning")
+
+WHERE = Where("cpu", 16, 24, iteration=2, thread=1)
+
+
+def test_pillow_rejects_another_format_by_name() -> None:
+    png = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(png, "PNG")
+    with pytest.raises(CorruptJpeg) as raised:
+        decode_with_pillow(png.getvalue())
+    assert str(raised.value) == "Pillow reads these bytes as PNG, not JPEG"
+
+
+def test_pillow_names_its_error_type_on_truncated_bytes() -> None:
+    data = encode_jpeg(torch.zeros(3, 16, 16, dtype=torch.uint8)).numpy().tobytes()
+    with pytest.raises(CorruptJpeg) as raised:
+        decode_with_pillow(data[: len(data) // 2])
+    assert str(raised.value).startswith("Pillow: OSError: ")
+
+
+def test_pillow_decodes_to_channels_first_rgb() -> None:
+    source = torch.arange(3 * 16 * 24, dtype=torch.int64).remainder(256).to(torch.uint8).view(3, 16, 24)
+    decoded = decode_with_pillow(encode_jpeg(source, quality=100).numpy().tobytes())
+    assert decoded.shape == (3, 16, 24) and decoded.dtype == torch.uint8
+
+
+def test_torchvision_decoder_names_itself_and_its_device() -> None:
+    with pytest.raises(CorruptJpeg) as raised:
+        decode_with_torchvision(torch.zeros(100, dtype=torch.uint8))
+    assert str(raised.value).startswith("torchvision decode_jpeg(device='cpu'): ")
+
+
+def test_difference_map_amplifies_and_saturates() -> None:
+    source = torch.zeros(1, 1, 3, dtype=torch.uint8)
+    decoded = torch.tensor([[[0, 1, 40]]], dtype=torch.uint8)  # 40 x 8 = 320: beyond uint8, so 255
+    difference = difference_map(source, decoded)
+    assert difference.dtype == torch.uint8
+    assert difference.tolist() == [[[0, DIFFERENCE_GAIN, 255]]]
+    assert torch.equal(difference_map(decoded, source), difference)  # |a - b|, either order
+
+
+def test_a_corrupt_frame_attaches_its_source_named_by_where() -> None:
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    attached: list[tuple[str, torch.Tensor]] = []
+    with pytest.raises(BugObserved):
+        check_jpeg(source, torch.zeros(100, dtype=torch.uint8), WHERE, lambda name, image: attached.append((name, image)))
+    assert [name for name, _ in attached] == [f"source ({WHERE})"]
+    assert attached[0][1] is source
+
+
+def test_a_written_freed_tensor_is_reported_with_both_sums() -> None:
+    with pytest.raises(BugObserved) as raised:
+        check_untouched([10, 20, 29], 10, WHERE)
+    assert str(raised.value) == (
+        f"{WHERE}: a tensor freed before decode_jpeg summed to 29, expected 30: "
+        "the decoder wrote into memory the caller's stream was still reading"
+    )
