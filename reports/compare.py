@@ -11,6 +11,7 @@ from reports.html import standalone_page, verdict_badge
 
 REGRESSED = "regressed"
 FIXED = "fixed"
+ERROR = "error"  # a test of the bug errored: the candidate cannot be judged on it
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,10 @@ class Comparison:
     @property
     def new_regressions(self) -> tuple[VerdictChange, ...]:
         return tuple(change for change in self.verdict_changes if change.new == REGRESSED)
+
+    @property
+    def new_errors(self) -> tuple[VerdictChange, ...]:
+        return tuple(change for change in self.verdict_changes if change.new == ERROR)
 
     @property
     def newly_fixed(self) -> tuple[VerdictChange, ...]:
@@ -91,8 +96,9 @@ def compare(old: dict, new: dict) -> Comparison:
 
 
 def exit_status(comparison: Comparison) -> int:
-    """1 when the new run has a regression the old one did not: the candidate must not ship."""
-    return 1 if comparison.new_regressions else 0
+    """1 when the new run has a regression or an error the old one did not: the candidate must
+    not ship (an error means a bug could not be judged)."""
+    return 1 if comparison.new_regressions or comparison.new_errors else 0
 
 
 def _verdict_word(verdict: str | None) -> str:
@@ -110,6 +116,7 @@ def comparison_text(comparison: Comparison, old_name: str, new_name: str) -> str
     lines = [f"old: {old_name}: {comparison.old_run}", f"new: {new_name}: {comparison.new_run}"]
     groups = [
         ("NEW REGRESSIONS", [_change_line(change) for change in comparison.new_regressions]),
+        ("NEW ERRORS", [_change_line(change) for change in comparison.new_errors]),
         ("newly fixed", [_change_line(change) for change in comparison.newly_fixed]),
         ("verdict changes", [_change_line(change) for change in comparison.verdict_changes]),
         ("test outcome changes", [f"  {c.nodeid}: {c.old} -> {c.new}" for c in comparison.outcome_changes]),
@@ -146,12 +153,14 @@ def _test_list(nodeids: list[str], css_id: str) -> str:
 
 def comparison_html(comparison: Comparison, old_name: str, new_name: str) -> str:
     """The compare page: new regressions on top, in red, then everything else that changed."""
-    regressions = len(comparison.new_regressions)
-    headline = (
-        f'<p class="headline"><span class="verdict verdict-regressed">{regressions} new regression(s)</span></p>'
-        if regressions
-        else '<p class="headline"><span class="verdict verdict-fixed">no new regression</span></p>'
-    )
+    regressions, errors = len(comparison.new_regressions), len(comparison.new_errors)
+    alarms = [
+        f'<span class="verdict verdict-{verdict}">{count} new {word}(s)</span>'
+        for verdict, word, count in ((REGRESSED, "regression", regressions), (ERROR, "error", errors))
+        if count
+    ]
+    calm = '<span class="verdict verdict-fixed">no new regression</span>'
+    headline = f'<p class="headline">{" ".join(alarms) or calm}</p>'
     runs = (
         '<table class="harness-table"><tr><th>old</th>'
         f"<td><code>{escape(old_name)}</code></td><td>{escape(comparison.old_run)}</td></tr>"
@@ -164,6 +173,7 @@ def comparison_html(comparison: Comparison, old_name: str, new_name: str) -> str
             runs,
             f"<h2>New regressions ({regressions})</h2>",
             _change_table(comparison.new_regressions, "new-regressions"),
+            *([f"<h2>New errors ({errors})</h2>", _change_table(comparison.new_errors, "new-errors")] if errors else []),
             f"<h2>Newly fixed ({len(comparison.newly_fixed)})</h2>",
             _change_table(comparison.newly_fixed, "newly-fixed"),
             f"<h2>All verdict changes ({len(comparison.verdict_changes)})</h2>",

@@ -34,7 +34,17 @@ def verdict_badge(verdict: str | None, href: str | None = None) -> str:
 
 def _affected_note(record: dict) -> str:
     word = {True: "affected", False: "not affected", None: "cannot tell"}[record["affected"]]
-    return f'<div class="muted">{word} ({escape(record["decided_by"])})</div>'
+    disagreement = record.get("disagreement")  # absent from files written before it existed
+    against = f'<div class="disagreement">{escape(disagreement)}</div>' if disagreement else ""
+    return f'<div class="muted">{word} ({escape(record["decided_by"])})</div>{against}'
+
+
+def _errored_tests(record: dict) -> str:
+    """For an `error` verdict, the tests that errored (record["tests"] holds exactly those)."""
+    if record["verdict"] != "error" or not record["tests"]:
+        return ""
+    items = "".join(f"<li><code>{escape(nodeid)}</code></li>" for nodeid in record["tests"])
+    return f'<ul class="errored-tests">{items}</ul>'
 
 
 def verdict_row(record: dict) -> str:
@@ -48,7 +58,7 @@ def verdict_row(record: dict) -> str:
         escape(record["first_fixed"]),
         f'{link(record["issue"], upstream_label("issue", record["issue"]))}<br>'
         f'{link(record["fix"], upstream_label("fix", record["fix"]))}',
-        escape(record["detail"]),
+        escape(record["detail"]) + _errored_tests(record),
     ]
     tds = "".join(f"<td>{cell}</td>" for cell in cells)
     return f'<tr class="verdict-row verdict-{escape(record["verdict"])}" data-bug="{escape(record["bug_id"])}">{tds}</tr>'

@@ -2,7 +2,8 @@
 
 A run of the suites writes report.html (pytest-html, self-contained), junit.xml and
 results.json under reports/out/ unless told otherwise; a run of the self-tests writes nothing
-unless asked (--report-dir). Records are built from test reports on the controller, so a
+unless asked (--report-dir), and neither does any session the self-tests start: they run with
+$HARNESS_SELF_TEST set (tests/conftest.py), so the suites' reports of the last `pytest` stay. Records are built from test reports on the controller, so a
 pytest-xdist run loses and duplicates nothing.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,9 @@ from reports.environment import environment_facts
 from reports.results import merge_test_record, results_document, verdict_record
 
 DEFAULT_REPORT_DIR = "reports/out"
+# Set for the self-tests and every session they start (in process, pytester subprocess or plain
+# subprocess): the default report directory is then off, --report-dir still writes.
+SELF_TEST_ENV = "HARNESS_SELF_TEST"
 # Computed once per session, on the controller, and shared with the HTML report (plugin_html).
 ENVIRONMENT = pytest.StashKey[dict]()
 SECTIONS = pytest.StashKey[dict]()
@@ -48,6 +53,8 @@ def report_dir(config: pytest.Config) -> Path | None:
     chosen = config.getoption("report_dir")
     if chosen:
         return Path(chosen)
+    if os.environ.get(SELF_TEST_ENV):
+        return None
     return config.rootpath / DEFAULT_REPORT_DIR if runs_the_suites(config) else None
 
 
@@ -103,12 +110,12 @@ class ResultsWriter:
         self.tests[report.nodeid] = merge_test_record(self.tests.get(report.nodeid), report)
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
         document = results_document(
             started=self.started,
             finished=_now(),
-            exit_status=int(exitstatus),
+            exit_status=int(session.exitstatus),  # the verdicts may have failed the run
             environment=session_environment(config),
             verdicts=verdict_records(config),
             tests=list(self.tests.values()),

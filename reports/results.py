@@ -67,6 +67,7 @@ def verdict_record(bug: Bug, status: AffectedStatus, verdict: BugVerdict) -> dic
         "affected_range": str(bug.affected),
         "affected": status.affected,
         "decided_by": status.basis,
+        "disagreement": status.disagreement,
         "first_fixed": str(bug.first_fixed),
         "kind": bug.kind,
         "issue": bug.issue,

@@ -18,9 +18,13 @@ MAX_FAULT_WIDTH = 72  # long parametrization ids (whole error messages) are cut 
 
 @dataclass(frozen=True)
 class FaultRow:
+    """One run of a fault test (one parametrization); `test` is its function's nodeid, so the
+    distinct faults can be counted apart from their parametrizations."""
+
     fault: str
     oracles: tuple[str, ...]
     verdict: str
+    test: str = ""
 
 
 def catches_refs(user_properties: Iterable[tuple[str, object]]) -> tuple[str, ...]:
@@ -64,8 +68,16 @@ def render(rows: Sequence[FaultRow]) -> list[str]:
     return lines
 
 
+def function_of(nodeid: str) -> str:
+    """The test function's nodeid: "f.py::test_x[a]" -> "f.py::test_x"."""
+    return nodeid.partition("[")[0]
+
+
 def summary(rows: Sequence[FaultRow]) -> str:
+    """Distinct faults (test functions), their runs (parametrizations), distinct oracles named,
+    and the runs' verdicts."""
     counts = {name: sum(row.verdict == name for row in rows) for name in (CAUGHT, MISSED, NOT_RUN)}
     oracles = {oracle for row in rows for oracle in row.oracles}
+    faults = {row.test or row.fault for row in rows}
     shown = ", ".join(f"{count} {name}" for name, count in counts.items() if count or name != NOT_RUN)
-    return f"{len(rows)} faults against {len(oracles)} oracles: {shown}"
+    return f"{len(faults)} faults in {len(rows)} runs (parametrizations) against {len(oracles)} oracles: {shown}"

@@ -1,5 +1,5 @@
-"""Static (ast) scans behind the fault x oracle matrix: which suite functions are oracles, and which
-oracles the fault tests' `catches` markers name.
+"""Static (ast) scans behind the fault x oracle matrix: which functions of suites/ and fixtures/
+are oracles, and which oracles the fault tests' `catches` markers name.
 
 Static, not from collected items, so a `pytest tests -k ...` selection cannot hide a marker or an
 oracle. An oracle ref is "path::function", the path relative to the repository root.
@@ -8,13 +8,21 @@ oracle. An oracle ref is "path::function", the path relative to the repository r
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
-# The two ways a suite says "the bug is there" (fixtures/outcomes.py).
-RAISED_FINDING = "BugObserved"
-OBSERVE_CALL = "observe"
+# The ways the harness says "the bug is there": fixtures/outcomes.py's exception and helper, and
+# fixtures/meta_proxy.py's proxy verdict. Aliases, subclasses and prebuilt instances of them are
+# found too (finding_names), so renaming one does not hide an oracle.
+FINDING_NAMES = frozenset({"BugObserved", "observe", "FINDING"})
+# Where they are defined: the protocol itself, not an oracle.
+PROTOCOL_FILES = frozenset({"fixtures/outcomes.py"})
+# Proxies whose functions decide what a suite sees without raising (they return findings): every
+# function of theirs that a suite imports is an oracle.
+PROXY_MODULES = ("fixtures/meta_proxy.py", "fixtures/module_state.py")
+# Calls that test an exception's type rather than raise one.
+TYPE_TESTS = frozenset({"isinstance", "issubclass", "errisinstance"})
 CATCHES_MARKER = "catches"
 
 
@@ -51,28 +59,63 @@ def expr_name(expr: ast.expr) -> str | None:
     return None
 
 
-def called_name(call: ast.Call) -> str | None:
-    return expr_name(call.func)
-
-
-def raises_finding(node: ast.AST) -> bool:
-    """`raise BugObserved(...)` (or the bare class)."""
-    if not isinstance(node, ast.Raise) or node.exc is None:
+def mentions(node: ast.AST, names: frozenset[str]) -> bool:
+    """`node` uses one of `names` to produce a finding: a call, a raise, a reference handed on.
+    Not counted: the type in `except X:`, `isinstance(e, X)`, a comparison (`kind == FINDING`
+    reads a verdict), annotations."""
+    if isinstance(node, ast.ExceptHandler):
+        return any(mentions(statement, names) for statement in node.body)
+    if isinstance(node, (ast.Compare, ast.arg)):
         return False
-    raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-    return expr_name(raised) == RAISED_FINDING
+    if isinstance(node, ast.Call) and expr_name(node.func) in TYPE_TESTS:
+        return False
+    if isinstance(node, ast.Name) and node.id in names:
+        return True
+    if isinstance(node, ast.Attribute) and node.attr in names:
+        return True
+    if isinstance(node, ast.AnnAssign):
+        return node.value is not None and mentions(node.value, names)
+    return any(mentions(child, names) for child in ast.iter_child_nodes(node))
 
 
-def is_oracle(function: FunctionNode) -> bool:
-    return any(
-        raises_finding(node) or (isinstance(node, ast.Call) and called_name(node) == OBSERVE_CALL)
-        for node in ast.walk(function)
-    )
+def aliases_in(tree: ast.Module, names: frozenset[str]) -> set[str]:
+    """Module-level names that stand for a finding: `import ... as x` of one, `x = observe`,
+    `x = BugObserved("...")` (raised later), `x = lambda ...: observe(...)`, `class X(BugObserved)`."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.alias) and node.asname and node.name.rsplit(".", 1)[-1] in names:
+            found.add(node.asname)
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef) and any(mentions(base, names) for base in statement.bases):
+            found.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None and mentions(statement.value, names):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            found.update(target.id for target in targets if isinstance(target, ast.Name))
+    return found
 
 
-def oracles_in_source(source: str) -> list[str]:
-    """Names of the functions in `source` whose bodies raise BugObserved or call observe()."""
-    return [name for name, function in top_level_functions(ast.parse(source)) if is_oracle(function)]
+def finding_names(trees: Iterable[ast.Module]) -> frozenset[str]:
+    """FINDING_NAMES and every alias, subclass or prebuilt instance of them in `trees`, to a
+    fixed point (an alias of an alias counts; across modules, as suites import each other)."""
+    trees = list(trees)
+    names = FINDING_NAMES
+    while True:
+        grown = names.union(*(aliases_in(tree, names) for tree in trees))
+        if grown == names:
+            return names
+        names = grown
+
+
+def is_oracle(function: FunctionNode, names: frozenset[str] = FINDING_NAMES) -> bool:
+    return any(mentions(statement, names) for statement in function.body)
+
+
+def oracles_in_source(source: str, names: frozenset[str] | None = None) -> list[str]:
+    """Names of the functions in `source` whose bodies produce a finding (raise BugObserved, call
+    observe, return FINDING, or do so through an alias)."""
+    tree = ast.parse(source)
+    names = finding_names([tree]) if names is None else names
+    return [name for name, function in top_level_functions(tree) if is_oracle(function, names)]
 
 
 def defined_functions(source: str) -> set[str]:
@@ -83,13 +126,45 @@ def python_files(root: Path, folder: str) -> list[Path]:
     return sorted((root / folder).rglob("*.py"))
 
 
-def suite_oracles(root: Path) -> list[str]:
-    """Every oracle ref under suites/."""
-    return [
-        ref(path.relative_to(root).as_posix(), name)
-        for path in python_files(root, "suites")
-        for name in oracles_in_source(path.read_text())
+def scanned_files(root: Path) -> dict[str, ast.Module]:
+    """{path from root: parsed source} of suites/ and fixtures/, the protocol's own file left out."""
+    paths = [*python_files(root, "suites"), *python_files(root, "fixtures")]
+    return {
+        path.relative_to(root).as_posix(): ast.parse(path.read_text())
+        for path in paths
+        if path.relative_to(root).as_posix() not in PROTOCOL_FILES
+    }
+
+
+def imported_proxy_functions(root: Path, files: dict[str, ast.Module]) -> list[str]:
+    """Refs of the PROXY_MODULES functions that some suite imports."""
+    refs: set[str] = set()
+    for proxy in PROXY_MODULES:
+        if not (root / proxy).is_file():
+            continue
+        module = proxy.removesuffix(".py").replace("/", ".")
+        defined = defined_functions((root / proxy).read_text())
+        for path, tree in files.items():
+            if path.startswith("suites/"):
+                refs.update(
+                    ref(proxy, alias.name)
+                    for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module == module
+                    for alias in node.names
+                    if alias.name in defined
+                )
+    return sorted(refs)
+
+
+def all_oracles(root: Path) -> list[str]:
+    """Every oracle ref under suites/ and fixtures/: functions that produce a finding, and the
+    proxy functions the suites call."""
+    files = scanned_files(root)
+    names = finding_names(files.values())
+    found = [
+        ref(path, name) for path, tree in files.items() for name, function in top_level_functions(tree) if is_oracle(function, names)
     ]
+    return found + [proxy for proxy in imported_proxy_functions(root, files) if proxy not in found]
 
 
 def catches_args(decorator: ast.expr) -> list[str] | None:
@@ -129,9 +204,9 @@ def ref_exists(root: Path, oracle_ref: str) -> bool:
 
 
 def unproven_oracles(root: Path) -> list[str]:
-    """Suite oracles that no catches marker under tests/ names."""
+    """Oracles (suites/ and fixtures/) that no catches marker under tests/ names."""
     named = {oracle for refs in fault_tests(root).values() for oracle in refs}
-    return [oracle for oracle in suite_oracles(root) if oracle not in named]
+    return [oracle for oracle in all_oracles(root) if oracle not in named]
 
 
 def broken_refs(root: Path) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fault_matrix import CATCHES_PROPERTY, FaultRow, catches_refs, fault_name, render, verdict
+from tests.fault_matrix import CATCHES_PROPERTY, FaultRow, catches_refs, fault_name, function_of, render, verdict
 
 
 class FaultMatrix:
@@ -24,7 +24,10 @@ class FaultMatrix:
             self.outcomes.setdefault(report.nodeid, (refs, []))[1].append(report.outcome)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        rows = [FaultRow(fault_name(nodeid), refs, verdict(outcomes)) for nodeid, (refs, outcomes) in self.outcomes.items()]
+        rows = [
+            FaultRow(fault_name(nodeid), refs, verdict(outcomes), function_of(nodeid))
+            for nodeid, (refs, outcomes) in self.outcomes.items()
+        ]
         lines = render(rows)
         if lines:
             terminalreporter.write_sep("=", "fault x oracle matrix")

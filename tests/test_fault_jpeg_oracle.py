@@ -1,26 +1,30 @@
 """The torchvision-8587 oracle fails on faulty encoder output: noise bytes, truncated bytes,
 corrupt bytes, a valid JPEG of noise, the previous frame's bytes, a decoded frame of another size,
-a decoder that overwrote freed memory, noise from the threaded stress test's workers; and it passes
-a correct encode (so its threshold is not too tight)."""
+a decoder that overwrote freed memory, noise from the threaded stress test's workers, partial
+frames (bottom rows, a stripe or one block left from the frame before); and it passes correct
+encodes (so its thresholds are not too tight)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from torchvision.io import encode_jpeg
+from torchvision.io import decode_jpeg, encode_jpeg
 
 from fixtures.outcomes import BugObserved
 from fixtures.race_budget import RaceBudget
 from suites.torchvision_8587_encode_jpeg import test_threaded_encodes as threaded
-from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, gradient_image
+from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, LAYOUTS, gradient_image, with_layout
 from suites.torchvision_8587_encode_jpeg.oracle import (
+    MAX_BLOCK_ABS_DIFF,
     MAX_MEAN_ABS_DIFF,
     QUALITY,
     TORCHVISION_IO_DEPRECATION,
     Where,
+    block_means,
     check_decoded,
     check_jpeg,
     check_untouched,
+    mean_abs_diff_255,
 )
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{TORCHVISION_IO_DEPRECATION}:DeprecationWarning")
@@ -47,10 +51,12 @@ def corrupt_middle(data: torch.Tensor) -> torch.Tensor:
     return corrupt
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("size", [(64, 64), (96, 131), (257, 1023), (768, 64)], ids=str)
 @pytest.mark.parametrize("content", sorted(IMAGE_MAKERS))
-def test_correct_encode_passes(content):
-    image = IMAGE_MAKERS[content](WHERE.height, WHERE.width, torch.Generator().manual_seed(2), CPU)
-    assert check_jpeg(image, encode_jpeg(image, quality=QUALITY), WHERE) < MAX_MEAN_ABS_DIFF
+def test_correct_encode_passes(content, size, layout):
+    image = with_layout(IMAGE_MAKERS[content](*size, torch.Generator().manual_seed(2), CPU), layout)
+    assert check_jpeg(image, encode_jpeg(image, quality=QUALITY), Where("cpu", *size, 0)) < MAX_MEAN_ABS_DIFF
 
 
 @pytest.mark.catches("suites/torchvision_8587_encode_jpeg/oracle.py::check_jpeg")
@@ -146,3 +152,59 @@ def test_fault_noise_from_every_worker_thread(monkeypatch):
             "cpu", 2, RaceBudget(2, None), 0, lambda name, image: None, lambda *item: properties.append(item)
         )
     assert properties == [("iterations", 0)]
+
+
+# --- partial frames: the real failure is often part of a frame left from the one before ---
+
+PARTIAL_SIZES = [(64, 64), (96, 131), (256, 256)]  # the smallest suite frame first: fewest stale rows
+
+
+def two_frames(height: int, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the frame before, the frame now): two gradients of one size, as the suite draws them."""
+    rng = torch.Generator().manual_seed(8)
+    return gradient_image(height, width, rng, CPU), gradient_image(height, width, rng, CPU)
+
+
+def partly_stale(rows: slice, columns: slice, size: tuple[int, int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the frame now, what a faulty encode gives for it): a JPEG of the frame now whose
+    [rows, columns] region holds the frame before."""
+    before, now = two_frames(*size)
+    partial = now.clone()
+    partial[:, rows, columns] = before[:, rows, columns]
+    return now, encode_jpeg(partial, quality=QUALITY)
+
+
+@pytest.mark.catches(
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_jpeg",
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_decoded",
+)
+@pytest.mark.parametrize("size", PARTIAL_SIZES, ids=str)
+@pytest.mark.parametrize("fraction", [0.05, 0.10, 0.20], ids=["5%", "10%", "20%"])
+def test_fault_bottom_rows_left_from_previous_frame(fraction, size):
+    rows = max(1, round(size[0] * fraction))
+    now, data = partly_stale(slice(size[0] - rows, None), slice(None), size)
+    assert mean_abs_diff_255(now, decode_jpeg(data)) < MAX_MEAN_ABS_DIFF, "planted fault too big: the mean alone sees it"
+    with pytest.raises(BugObserved, match=f"block .* > {MAX_BLOCK_ABS_DIFF}"):
+        check_jpeg(now, data, Where("cpu", *size, 1))
+
+
+@pytest.mark.catches(
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_jpeg",
+    "suites/torchvision_8587_encode_jpeg/oracle.py::check_decoded",
+)
+@pytest.mark.parametrize(
+    ("rows", "columns"),
+    [(slice(40, 44), slice(None)), (slice(None), slice(100, 104)), (slice(48, 64), slice(64, 80))],
+    ids=["row-stripe", "column-stripe", "one-16x16-block"],
+)
+def test_fault_stripe_or_block_left_from_previous_frame(rows, columns):
+    now, data = partly_stale(rows, columns, (96, 131))
+    with pytest.raises(BugObserved, match=f"block .* > {MAX_BLOCK_ABS_DIFF}"):
+        check_jpeg(now, data, Where("cpu", 96, 131, 1))
+
+
+def test_edge_blocks_are_averaged_over_the_pixels_they_hold():
+    """A 10x10 map: the bottom tiles hold 2 rows; 2 rows of 8 average 8, not 8 * 2/8."""
+    pixels = torch.zeros(10, 10)
+    pixels[8:] = 8.0
+    assert block_means(pixels).tolist() == [[0.0, 0.0], [8.0, 8.0]]

@@ -18,7 +18,7 @@ from torch import nn
 
 from fixtures.meta_proxy import CLEAN, FINDING
 from fixtures.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
-from fixtures.outcomes import BugObserved
+from fixtures.outcomes import BugObserved, Inconclusive
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_state as jitter_proxy
 from suites.kornia_2837_jpeg_device import chain, test_jpeg_chain_meta, test_jpeg_device
@@ -136,15 +136,72 @@ def test_fault_forgetful_arange_is_a_device_sweep_finding() -> None:
     assert device_result(SweepCall("fake.ok", lambda d: torch.rand(1, 3).to(d) * 2), torch.device("meta")).kind == CLEAN
 
 
-@pytest.mark.catches("suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_meta")
-def test_fault_plain_attribute_table_is_left_on_cpu_by_to_meta(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Today's jitter cannot move to meta at all (its sampler calls .item()), so a module with
-    0.7.1's plain-attribute layout and no sampler stands in for it."""
-    monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", lambda mode: TableModule(registered=False))
-    with pytest.raises(BugObserved, match="after .to\\('meta'\\): table is on cpu"):
-        jitter_proxy.test_state_follows_to_meta("blackbody")
-    monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", lambda mode: TableModule(registered=True))
-    jitter_proxy.test_state_follows_to_meta("blackbody")
+class TinyJitter(nn.Module):
+    """A module without a sampler (so it can move to meta) holding `pl` as kornia did: a plain
+    attribute (0.6.10-0.7.1), a buffer (0.7.2+), or a non-persistent buffer (follows .to(),
+    absent from state_dict() by design: not the bug)."""
+
+    def __init__(self, held_as: str) -> None:
+        super().__init__()
+        table = torch.rand(24, 3)
+        if held_as == "attribute":
+            self.pl = table
+        else:
+            self.register_buffer("pl", table, persistent=held_as == "buffer")
+
+
+PROXY_TESTS = ("test_pl_is_registered_state", "test_state_follows_to_float64", "test_state_follows_to_meta")
+
+
+@pytest.mark.catches(
+    "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_pl_is_registered_state",
+    "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_float64",
+    "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_meta",
+    "fixtures/module_state.py::held_tensors",
+    "fixtures/module_state.py::registered_state",
+    "fixtures/meta_proxy.py::same_device",
+)
+@pytest.mark.parametrize(
+    ("proxy_test", "finding"),
+    list(zip(PROXY_TESTS, ["pl is a plain tensor attribute", r"after .to\(torch.float64\): pl is torch.float32", r"after .to\('meta'\): pl is on cpu"])),
+)
+def test_fault_plain_attribute_pl_in_a_tiny_module(monkeypatch: pytest.MonkeyPatch, proxy_test: str, finding: str) -> None:
+    """Today's jitter cannot move to meta at all (its sampler calls .item()), so a tiny module with
+    0.7.1's plain-attribute layout stands in for it, run through the suite's own test bodies."""
+    monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", lambda **kwargs: TinyJitter("attribute"))
+    with pytest.raises(BugObserved, match=finding):
+        getattr(jitter_proxy, proxy_test)("blackbody")
+
+
+@pytest.mark.parametrize("held_as", ["buffer", "non-persistent"])
+@pytest.mark.parametrize("proxy_test", PROXY_TESTS)
+def test_registered_pl_is_clean_persistent_or_not(monkeypatch: pytest.MonkeyPatch, proxy_test: str, held_as: str) -> None:
+    """No false alarm: a non-persistent buffer is missing from state_dict() yet follows the module."""
+    monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", lambda **kwargs: TinyJitter(held_as))
+    assert ("pl" in TinyJitter(held_as).state_dict()) is (held_as == "buffer")
+    getattr(jitter_proxy, proxy_test)("CIED")
+
+
+class NonPersistentJitter(RandomPlanckianJitter):
+    """Today's class with `pl` re-registered as a non-persistent buffer: it follows .to()."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register_buffer("pl", self._buffers.pop("pl"), persistent=False)
+
+
+@pytest.mark.parametrize("proxy_test", PROXY_TESTS[:2])
+def test_kornia_jitter_with_a_non_persistent_pl_is_clean(monkeypatch: pytest.MonkeyPatch, proxy_test: str) -> None:
+    monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", NonPersistentJitter)
+    assert "pl" not in NonPersistentJitter(mode="blackbody").state_dict()
+    getattr(jitter_proxy, proxy_test)("blackbody")
+
+
+def test_a_jitter_without_pl_is_inconclusive_not_clean(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jitter_proxy, "RandomPlanckianJitter", lambda **kwargs: nn.Identity())
+    for proxy_test in PROXY_TESTS:
+        with pytest.raises(Inconclusive, match="holds no tensor 'pl'"):
+            getattr(jitter_proxy, proxy_test)("blackbody")
 
 
 class WrongAfterFirstCall:

@@ -17,12 +17,14 @@ from tests.fault_matrix import (
     FaultRow,
     catches_refs,
     fault_name,
+    function_of,
     render,
     summary,
     verdict,
 )
 from tests.oracle_scan import (
     broken_refs,
+    all_oracles,
     catches_in_source,
     defined_functions,
     fault_tests,
@@ -118,6 +120,56 @@ def test_scanner_finds_oracles_by_raise_and_observe() -> None:
     ]
 
 
+ESCAPES = {
+    "aliased observe": "from fixtures.outcomes import observe\nsee = observe\n\ndef oracle(x):\n    see(x, 'seen')\n",
+    "observe imported as": "from fixtures.outcomes import observe as see\n\ndef oracle(x):\n    see(x, 'seen')\n",
+    "prebuilt finding": "from fixtures.outcomes import BugObserved\nFOUND = BugObserved('seen')\n\ndef oracle(x):\n    if x:\n        raise FOUND\n",
+    "subclass": "from fixtures.outcomes import BugObserved\n\nclass Stale(BugObserved):\n    pass\n\ndef oracle(x):\n    if x:\n        raise Stale('seen')\n",
+    "subclass of a subclass": "from fixtures.outcomes import BugObserved\nclass A(BugObserved):\n    pass\nclass B(A):\n    pass\n\ndef oracle(x):\n    raise B()\n",
+    "lambda": "from fixtures.outcomes import observe\ncheck = lambda x: observe(x, 'seen')\n\ndef oracle(x):\n    check(x)\n",
+    "lambda in a table": "from fixtures.outcomes import observe\nCHECKS = {'a': lambda x: observe(x, 'seen')}\n\ndef oracle(x):\n    CHECKS['a'](x)\n",
+    "module attribute": "import fixtures.outcomes as o\n\ndef oracle(x):\n    o.observe(x, 'seen')\n",
+    "proxy verdict": "from fixtures.meta_proxy import FINDING, ProxyResult\n\ndef oracle(x):\n    return ProxyResult(FINDING, 'seen')\n",
+}
+
+
+@pytest.mark.parametrize("source", ESCAPES.values(), ids=ESCAPES.keys())
+def test_the_scanner_is_not_escaped_by_renaming_the_finding(source: str) -> None:
+    assert oracles_in_source(source) == ["oracle"]
+
+
+NOT_ORACLES = {
+    "caught, not raised": "from fixtures.outcomes import BugObserved\n\ndef f():\n    try:\n        pass\n    except BugObserved:\n        return 1\n",
+    "type test": "from fixtures.outcomes import BugObserved\n\ndef f(errors):\n    return [e for e in errors if isinstance(e, BugObserved)]\n",
+    "reads a proxy verdict": "from fixtures.meta_proxy import FINDING\n\ndef f(result):\n    return result.kind == FINDING\n",
+}
+
+
+@pytest.mark.parametrize("source", NOT_ORACLES.values(), ids=NOT_ORACLES.keys())
+def test_reading_a_finding_does_not_make_an_oracle(source: str) -> None:
+    assert oracles_in_source(source) == []
+
+
+def test_aliases_reach_across_modules_and_fixtures_proxies_count(tmp_path: Path) -> None:
+    """A subclass defined in one suite file and raised in another; a fixtures/ function returning
+    the proxy verdict; a proxy function a suite imports (it returns findings without raising)."""
+    files = {
+        "suites/s/findings.py": "from fixtures.outcomes import BugObserved\n\nclass Stale(BugObserved):\n    pass\n",
+        "suites/s/test_a.py": "from .findings import Stale\nfrom fixtures.module_state import held\n\ndef test_a():\n    raise Stale()\n",
+        "fixtures/meta_proxy.py": "FINDING = 'finding'\n\ndef classify(x):\n    return (FINDING, x)\n\ndef helper():\n    return 1\n",
+        "fixtures/module_state.py": "def held(m):\n    return []\n\ndef unused(m):\n    return []\n",
+        "fixtures/outcomes.py": "class BugObserved(AssertionError):\n    pass\n\ndef observe(x, d):\n    if x:\n        raise BugObserved(d)\n",
+    }
+    for path, source in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(source)
+    assert sorted(all_oracles(tmp_path)) == [
+        "fixtures/meta_proxy.py::classify",
+        "fixtures/module_state.py::held",
+        "suites/s/test_a.py::test_a",
+    ]
+
+
 MARKED_SOURCE = '''
 import pytest
 
@@ -188,7 +240,7 @@ def test_render_lists_missed_first_one_oracle_per_line_and_counts() -> None:
         "missed   stale frame  o.py::check",
         "                      o.py::compare",
         "caught   noise bytes  o.py::check",
-        "2 faults against 2 oracles: 1 caught, 1 missed",
+        "2 faults in 2 runs (parametrizations) against 2 oracles: 1 caught, 1 missed",
     ]
 
 
@@ -198,4 +250,14 @@ def test_render_prints_nothing_without_rows() -> None:
 
 def test_summary_counts_tests_not_run_only_when_there_are_some() -> None:
     rows = [FaultRow("a", ("x::f",), NOT_RUN), FaultRow("b", ("x::f",), CAUGHT)]
-    assert summary(rows) == "2 faults against 1 oracles: 1 caught, 0 missed, 1 not run"
+    assert summary(rows) == "2 faults in 2 runs (parametrizations) against 1 oracles: 1 caught, 0 missed, 1 not run"
+
+
+def test_summary_counts_a_parametrized_fault_once() -> None:
+    rows = [
+        FaultRow("stale [5%]", ("o.py::f",), CAUGHT, "t.py::test_fault_stale"),
+        FaultRow("stale [20%]", ("o.py::f", "o.py::g"), CAUGHT, "t.py::test_fault_stale"),
+        FaultRow("noise", ("o.py::f",), MISSED, "t.py::test_fault_noise"),
+    ]
+    assert summary(rows) == "2 faults in 3 runs (parametrizations) against 2 oracles: 2 caught, 1 missed"
+    assert function_of("t.py::test_fault_stale[5%-(64, 64)]") == "t.py::test_fault_stale"

@@ -33,11 +33,21 @@ def test_fault_stripped_subclass(kind):
         check_kept(original, stripping_pin(original), "faked pin")
 
 
+def formatless_pin(tensor: tv_tensors.BoundingBoxes) -> tv_tensors.BoundingBoxes:
+    """A faked pin that keeps the type and canvas_size but drops `format` (a bare as_subclass,
+    then only canvas_size copied back)."""
+    pinned = tensor.as_subclass(torch.Tensor).clone().as_subclass(tv_tensors.BoundingBoxes)
+    pinned.canvas_size = tensor.canvas_size
+    return pinned
+
+
 @pytest.mark.catches("suites/torchvision_8855_pin_memory/oracle.py::check_kept")
-def test_fault_lost_metadata():
+@pytest.mark.parametrize("pin", [forgetful_pin, formatless_pin], ids=["transposed-canvas_size", "dropped-format"])
+def test_fault_lost_metadata(pin):
     original = SAMPLES["BoundingBoxes"]()
-    with pytest.raises(BugObserved, match="changed its metadata"):
-        check_kept(original, forgetful_pin(original), "faked pin")
+    with pytest.raises(BugObserved, match="changed its metadata") as finding:
+        check_kept(original, pin(original), "faked pin")
+    assert "format" in str(finding.value)
 
 
 @pytest.mark.catches("suites/torchvision_8855_pin_memory/oracle.py::check_kept")

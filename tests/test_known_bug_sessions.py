@@ -110,19 +110,165 @@ def test_inconclusive_is_neither_pass_nor_failure(harness, registry) -> None:
     result.stdout.fnmatch_lines(["fixed-det*inconclusive*proxy*", "SKIPPED*inconclusive: meta tensors have no data*"])
 
 
-def test_a_plain_error_is_never_evidence(harness, registry) -> None:
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ('raise TypeError("a bug in the test, not the library")', "TypeError: a bug in the test, not the library"),
+        # Only the oracle's BugObserved is a sighting; a bare assert in a test body is an error.
+        ('assert 1 == 2, "a plain assert"', "AssertionError: a plain assert*"),
+    ],
+)
+def test_a_plain_error_is_an_error_verdict_that_fails_the_run(harness, registry, body: str, error: str) -> None:
+    harness.makepyfile(
+        f"""
+        import pytest
+        from fixtures.outcomes import BugObserved
+
+        @pytest.mark.known_bug("affected-det", evidence="proxy")
+        def test_sees_it():
+            raise BugObserved("the root cause is there")
+
+        @pytest.mark.known_bug("affected-det", evidence="proxy")
+        def test_broken():
+            {body}
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}")
+    result.assert_outcomes(failed=1, xfailed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"affected-det*error*1 test(s) errored: {error}", "*errored: *::test_broken"])
+
+
+@pytest.mark.parametrize("phase", ["setup", "teardown"])
+def test_a_fixture_error_is_an_error_verdict(harness, registry, phase: str) -> None:
+    harness.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.fixture
+        def broken():
+            if "{phase}" == "setup":
+                raise OSError("no such dataset")
+            yield
+            raise OSError("no such dataset")
+
+        @pytest.mark.known_bug("fixed-det", evidence="proxy")
+        def test_uses_it(broken):
+            pass
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"fixed-det*error*1 test(s) errored: {phase}: OSError: no such dataset"])
+
+
+@pytest.fixture
+def absent_registry(tmp_path: Path) -> Path:
+    """A registry whose one bug belongs to a package that is not installed."""
+    path = tmp_path / "absent.toml"
+    path.write_text(
+        ENTRY.format(bug_id="absent-det", affected=">=1", kind="deterministic").replace(
+            'package = "pytest"', 'package = "no-such-distribution-for-the-harness"'
+        )
+    )
+    return path
+
+
+def test_no_package_no_verdict_and_a_stand_in_is_a_control(harness, absent_registry: Path) -> None:
     harness.makepyfile(
         """
         import pytest
 
-        @pytest.mark.known_bug("affected-det", evidence="proxy")
-        def test_broken():
-            raise TypeError("a bug in the test, not the library")
+        @pytest.mark.known_bug("absent-det", evidence="proxy")
+        def test_needs_the_package():
+            pytest.skip("the package is not installed")
+
+        @pytest.mark.known_bug("absent-det")
+        def test_runs_the_stand_in(as_control):
+            as_control("the harness's stand-in for the package")
         """
     )
-    result = harness.runpytest(f"--bug-registry={registry}")
+    result = harness.runpytest(f"--bug-registry={absent_registry}", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["absent-det*skipped*-*(not installed)*no-such-distribution-for-the-harness not installed"])
+
+
+def test_a_test_that_concludes_without_its_package_is_an_error(harness, absent_registry: Path) -> None:
+    harness.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.known_bug("absent-det", evidence="proxy")
+        def test_forgot_as_control():
+            pass
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={absent_registry}")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["affected-det*skipped*no test for this bug ran*"])
+    result.stdout.fnmatch_lines(["*ERROR absent-det: this test ran to a conclusion but * not installed*as_control*"])
+    result.stdout.fnmatch_lines(["absent-det*error*"])
+
+
+def test_a_control_that_fires_is_an_error(harness, registry) -> None:
+    harness.makepyfile(
+        """
+        import pytest
+        from fixtures.outcomes import BugObserved
+
+        @pytest.mark.known_bug("fixed-det")
+        def test_direct(device):
+            raise BugObserved("seen on cpu")
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}", "--device", "cpu")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*CONTROL FIRED fixed-det*", "fixed-det*error*1 test(s) errored: seen on cpu"])
+
+
+def test_mixed_evidence_is_a_sighting_naming_both_sets(harness, registry) -> None:
+    harness.makepyfile(
+        """
+        import pytest
+        from fixtures.outcomes import BugObserved, Inconclusive
+
+        @pytest.mark.known_bug("fixed-det", evidence="proxy")
+        @pytest.mark.parametrize("case", ["seen", "clean", "meta"])
+        def test_proxy(case):
+            if case == "seen":
+                raise BugObserved("the root cause is there")
+            if case == "meta":
+                raise Inconclusive("meta cannot run it")
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}", "-rs")
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["fixed-det*regressed*proxy*the root cause is there; observed in test_proxy[[]seen[]]; "
+         "not observed in test_proxy[[]clean[]]; inconclusive in test_proxy[[]meta[]]"]
+    )
+
+
+PROBE = """
+def says_fix_absent():
+    return False
+"""
+
+
+def test_a_disagreeing_probe_never_reads_reproduced(harness, tmp_path: Path) -> None:
+    """A release past first_fixed whose probe says the old code is back: the version decides,
+    a sighting is a regression, and both facts are in the message."""
+    harness.makepyfile(probe_module=PROBE)
+    harness.syspathinsert()
+    registry = tmp_path / "probed.toml"
+    registry.write_text(ENTRY.format(bug_id="probed", affected="<1", kind="deterministic") + 'probe = "probe_module:says_fix_absent"\n')
+    harness.makepyfile(TESTS.format(bug_id="probed", seen=True))
+    result = harness.runpytest(f"--bug-registry={registry}", "--device", "cpu")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*REGRESSED probed: * (decided by version *; probe probe_module:says_fix_absent says the fix is absent, against version *)*"]
+    )
+    result.stdout.no_fnmatch_line("*reproduced as known*")
 
 
 def test_bug_option_selects_that_bugs_tests(harness, registry) -> None:

@@ -49,7 +49,7 @@ def test_session_prints_caught_and_missed_and_fails(matrix_session: pytest.Pytes
             "missed   unflagged  o.py::oracle",
             "                    o.py::other",
             "caught   flagged    o.py::oracle",
-            "2 faults against 2 oracles: 1 caught, 1 missed",
+            "2 faults in 2 runs (parametrizations) against 2 oracles: 1 caught, 1 missed",
         ]
     )
 

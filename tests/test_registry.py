@@ -29,6 +29,7 @@ def test_the_shipped_registry_holds_the_five_bugs() -> None:
     assert registry["kornia-2837"].affected.contains("0.7.2.dev0", prereleases=True)
     assert not registry["kornia-2837"].affected.contains("0.7.2", prereleases=True)
     assert registry["torchvision-8587"].kind == "race"
+    assert registry["sam2-460"].ambiguous is not None and registry["sam2-460"].ambiguous.contains("1.0")
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -88,6 +89,8 @@ def test_an_entry_reads_into_every_field(tmp_path: Path) -> None:
             "symptom_device = 'tpu'; expected one of cuda, cpu",
         ),
         (VALID_ENTRY + 'probe = "no_colon"\n', "probe = 'no_colon'; expected 'module:function'"),
+        (VALID_ENTRY + 'ambiguous = "==1.0"\n', "ambiguous versions need a probe to place them"),
+        (VALID_ENTRY + 'probe = "m:f"\nambiguous = "one"\n', "ambiguous = 'one' is not a PEP 440 specifier"),
     ],
 )
 def test_broken_entry_is_one_line_naming_file_entry_and_problem(tmp_path: Path, text: str, problem: str) -> None:

@@ -1,11 +1,13 @@
 """The pages as a reviewer sees them: report.html, the compare page and matrix.html opened in a
 real headless Chromium, which runs pytest-html's script. Checks the DOM after the scripts ran
 (--dump-dom), that the page logged nothing to the console (no script error, no failed fetch), and
-saves a screenshot of each under reports/out/ for a person to look at."""
+saves a screenshot of each for a person to look at: in $HARNESS_SCREENSHOTS when set, else in the
+test's temporary directory (a self-test leaves the checkout as it found it)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -21,7 +23,7 @@ CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium not installed: apt-get update && apt-get install -y chromium"
 )
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "reports" / "out"
+SCREENSHOTS_ENV = "HARNESS_SCREENSHOTS"
 QUIET = [  # no network, no first-run work, no sandbox (containers), no GPU
     "--headless",
     "--no-sandbox",
@@ -63,12 +65,18 @@ def runs(harness: pytest.Pytester, tmp_path: Path) -> dict[str, Path]:
     one bug stays, one came back and one is fixed. Each directory holds report.html and results.json."""
     for name, affected in (("old", BEFORE), ("new", NOW)):
         run_session(harness, tmp_path / name, affected)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return {name: tmp_path / name for name in ("old", "new")}
 
 
-def test_report_page_shows_verdicts_columns_reasons_and_images(runs, tmp_path: Path) -> None:
-    shown = open_in_chromium(runs["new"] / "report.html", SCREENSHOTS / "report.png", tmp_path / "profile", 2400)
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    directory = Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path / "screenshots")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def test_report_page_shows_verdicts_columns_reasons_and_images(runs, screenshots: Path, tmp_path: Path) -> None:
+    shown = open_in_chromium(runs["new"] / "report.html", screenshots / "report.png", tmp_path / "profile", 2400)
     dom = shown.dom
     assert shown.console == []
     assert re.search(r'<h1 id="title">GPU regression harness: torch \S+, torchvision \S+, kornia \S+ on CPU only</h1>', dom)
@@ -88,11 +96,11 @@ def test_report_page_shows_verdicts_columns_reasons_and_images(runs, tmp_path: P
     assert "GPUs" in dom and "none visible" in dom  # the environment table, drawn by the script
 
 
-def test_compare_page_leads_with_the_new_regression(runs, tmp_path: Path) -> None:
+def test_compare_page_leads_with_the_new_regression(runs, screenshots: Path, tmp_path: Path) -> None:
     page = tmp_path / "compare.html"
     old, new = runs["old"] / "results.json", runs["new"] / "results.json"
     assert reports_command(["compare", str(old), str(new), "-o", str(page)]) == 1
-    shown = open_in_chromium(page, SCREENSHOTS / "compare.png", tmp_path / "profile", 1000)
+    shown = open_in_chromium(page, screenshots / "compare.png", tmp_path / "profile", 1000)
     assert shown.console == []
     assert '<span class="verdict verdict-regressed">1 new regression(s)</span>' in shown.dom
     regressions = shown.dom[shown.dom.index('id="new-regressions"') : shown.dom.index("Newly fixed")]
@@ -101,10 +109,10 @@ def test_compare_page_leads_with_the_new_regression(runs, tmp_path: Path) -> Non
     assert re.findall(r'data-bug="([\w-]+)"', fixed) == ["fake-fixed"]
 
 
-def test_matrix_cells_link_to_each_jobs_report(runs, tmp_path: Path) -> None:
+def test_matrix_cells_link_to_each_jobs_report(runs, screenshots: Path, tmp_path: Path) -> None:
     page = tmp_path / "matrix.html"
     assert reports_command(["matrix", str(runs["old"] / "results.json"), str(runs["new"] / "results.json"), "-o", str(page)]) == 0
-    shown = open_in_chromium(page, SCREENSHOTS / "matrix.png", tmp_path / "profile", 600)
+    shown = open_in_chromium(page, screenshots / "matrix.png", tmp_path / "profile", 600)
     assert shown.console == []
     cells = re.findall(r'<td class="cell verdict-([\w-]+)" data-bug="([\w-]+)"[^>]*><a href="([^"]+)">', shown.dom)
     assert len(cells) == 2 * len(BUGS)

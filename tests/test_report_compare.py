@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from reports.__main__ import main
 from reports.compare import compare, comparison_html, comparison_text, exit_status
 from reports.matrix import matrix_columns, matrix_html, report_href
+from tests.conftest import REPO
 
 ENVIRONMENT = {
     "packages": {"torch": "2.6.0", "torchvision": "0.21.0", "kornia": "0.7.1"},
@@ -54,6 +56,16 @@ def test_new_regressions_are_those_not_regressed_before() -> None:
         ("a-1", "reproduced", "regressed"), ("b-2", "reproduced", "fixed"), ("new-5", None, "regressed"), ("gone-4", "fixed", None),
     ]
     assert exit_status(comparison) == 1
+
+
+def test_a_new_error_fails_the_comparison_and_leads_the_page() -> None:
+    comparison = compare(OLD, document({"a-1": "reproduced", "b-2": "error", "c-3": "regressed"}, {}))
+    assert [c.bug_id for c in comparison.new_errors] == ["b-2"] and not comparison.new_regressions
+    assert exit_status(comparison) == 1
+    assert "NEW ERRORS: 1" in comparison_text(comparison, "a.json", "b.json")
+    page = comparison_html(comparison, "a.json", "b.json")
+    assert '<span class="verdict verdict-error">1 new error(s)</span>' in page and 'id="new-errors"' in page
+    assert exit_status(compare(document({"b-2": "error"}, {}), document({"b-2": "error"}, {}))) == 0
 
 
 def test_tests_added_removed_and_changed() -> None:
@@ -155,6 +167,6 @@ def test_unwritable_page_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
 def test_module_runs_as_a_command_without_traceback(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "reports", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
-        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert done.returncode == 2 and done.stderr == f"error: {tmp_path / 'a.json'}: cannot read: No such file or directory\n"

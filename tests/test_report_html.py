@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reports.environment import environment_rows
-from reports.html import sweeps_summary, verdict_table
+from reports.html import VERDICTS_CSS, sweeps_summary, verdict_table
 from reports.plugin_html import escaped_rows, thumbnail_strip
 from tests.report_session import NOW, OUTCOMES, run_session
 
@@ -140,6 +140,22 @@ def test_verdict_table_escapes_what_it_shows() -> None:
     assert "<script>" not in table and "&lt;script&gt;" in table
     assert 'href="https://e.invalid/i?a=1&amp;b=2"' in table and "kornia not installed" in table
     assert "cannot tell" in table and "a &amp; b" in table
+
+
+def test_an_error_row_is_red_and_lists_the_tests_that_errored_and_a_disagreement_shows() -> None:
+    record = {
+        "bug_id": "x-1", "title": "t", "verdict": "error", "evidence": None, "package": "sam2", "installed": "1.2.0",
+        "affected_range": "<1.1.0", "affected": False, "decided_by": "version 1.2.0",
+        "disagreement": "probe p:f says the fix is absent, against version 1.2.0", "first_fixed": "1.1.0",
+        "issue": "https://e.invalid/i/1", "fix": "https://e.invalid/p/2", "detail": "1 test(s) errored: TypeError: <x>",
+        "tests": ["suites/a.py::test_b[<cpu>]"],
+    }
+    table = verdict_table([record])
+    assert 'class="verdict-row verdict-error"' in table and '<span class="verdict verdict-error">error</span>' in table
+    assert '<ul class="errored-tests"><li><code>suites/a.py::test_b[&lt;cpu&gt;]</code></li></ul>' in table
+    assert '<div class="disagreement">probe p:f says the fix is absent, against version 1.2.0</div>' in table
+    css = VERDICTS_CSS.read_text()
+    assert ".verdict.verdict-error {" in css and "tr.verdict-error td" in css
 
 
 def test_sweeps_summary_handles_absence_and_odd_shapes() -> None:

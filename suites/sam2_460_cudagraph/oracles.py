@@ -6,14 +6,15 @@ Pure functions over callables and tensors, so tests/ can hand them faked runners
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 
 import torch
 
 from fixtures.meta_proxy import ERROR, FINDING, INCONCLUSIVE, classify_call
 from fixtures.outcomes import BugObserved, Inconclusive, observe
 
-# PyTorch's text for reading CUDA-graph memory that a later replay reused (cudagraph trees).
-OVERWRITE_TEXT = "overwritten by a subsequent run"
+# Stands in for the stack trace in torch's message, to cut off the part every such error shares.
+_TRACE_MARK = "\x00stack trace\x00"
 # float32 inductor kernels (fused sin/cos, reassociated sums) against eager.
 ATOL, RTOL = 1e-4, 1e-4
 
@@ -21,8 +22,24 @@ Frames = Sequence[torch.Tensor]
 Runner = Callable[[torch.Tensor], torch.Tensor]
 
 
+@cache
+def torch_overwrite_text() -> str:
+    """The start of the error the installed torch raises on reading CUDA-graph memory that a later
+    replay reused ("Error: accessing tensor output of CUDAGraphs that has been overwritten by a
+    subsequent run. Stack trace: "), built by torch's own formatter, so a change in torch's
+    wording is followed rather than matched against a copy of ours. Imported on first use:
+    torch._inductor is slow to import."""
+    from torch._inductor.cudagraph_trees import CUDAGraphTreeManager
+
+    message = CUDAGraphTreeManager.format_dealloc_msg(_TRACE_MARK)
+    prefix = message.partition(_TRACE_MARK)[0]
+    if not prefix or prefix == message:
+        raise RuntimeError(f"harness: torch's overwrite message no longer starts with fixed text: {message!r}")
+    return prefix
+
+
 def is_overwrite_error(error: BaseException) -> bool:
-    return isinstance(error, RuntimeError) and OVERWRITE_TEXT in str(error)
+    return isinstance(error, RuntimeError) and torch_overwrite_text() in str(error)
 
 
 def check_against_eager(run: Runner, eager: Runner, frames: Frames) -> None:

@@ -34,10 +34,12 @@ def fresh_dynamo() -> Iterator[None]:
 # Reading an overwritten CUDA-graph output is what upstream saw crash.
 @pytest.mark.isolated_on_gpu
 @pytest.mark.parametrize("mode", CUDA_GRAPH_MODES)
-def test_compiled_encoder_matches_eager(device, mode, record_property):
+def test_compiled_encoder_matches_eager(device, mode, record_property, as_control):
     if device == "cpu" and mode != CPU_TWIN_MODE:
         pytest.skip(f"CPU twin (no CUDA graphs on CPU) compiles one mode only: {CPU_TWIN_MODE}")
     position, source = position_encoding(CHANNELS)
+    if isinstance(position, CachedSinePosition):  # the harness's stand-in: checks the oracle only
+        as_control(source)
     record_property("position_encoding", source)
     record_property("cuda_graphs", device != "cpu")
     encoder, eager = encoder_and_eager_twin(position, device)

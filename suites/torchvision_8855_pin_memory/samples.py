@@ -15,7 +15,7 @@ def _boxes() -> tv_tensors.BoundingBoxes:
 
 
 SAMPLES: dict[str, Callable[[], torch.Tensor]] = {
-    # Floating point throughout, so requires_grad_() applies to every type.
+    # Floating point throughout, so every type takes the same rows of the contract.
     "Image": lambda: tv_tensors.Image(torch.rand(3, *CANVAS)),
     "Video": lambda: tv_tensors.Video(torch.rand(2, 3, *CANVAS)),
     "Mask": lambda: tv_tensors.Mask(torch.rand(*CANVAS).round()),

@@ -1,10 +1,15 @@
-"""torchvision's documented TVTensor contract, pinned down both ways: .to(), .clone(), .detach()
-and .requires_grad_() keep the subclass and metadata; arithmetic, torch.cat and default_collate
+"""torchvision's documented TVTensor contract, pinned down both ways: .to(), .clone() and
+.detach() keep the subclass and metadata; arithmetic, torch.cat and default_collate
 return plain tensors by design. A release that changes either side fails here.
 
 These are design-contract checks with ordinary assertions, deliberately not tied to
 torchvision-8855: a kept subclass after .clone() says nothing about pin_memory. The pin_memory
-row of the contract is the bug, in test_pin_memory_direct.py and test_pin_memory_cpu_proxy.py."""
+row of the contract is the bug, in test_pin_memory_direct.py and test_pin_memory_cpu_proxy.py.
+
+Every row must build a new object: `.to(device)` on the tensor's own device and the in-place
+`.requires_grad_()` hand back the very tensor they were given, so comparing that with itself
+could never fail. `.to(device, copy=True)` copies even on the same device; `.requires_grad_()` is
+not a row (in place, it has no result that could differ)."""
 
 from __future__ import annotations
 
@@ -16,11 +21,10 @@ from .oracle import metadata
 from .samples import SAMPLES
 
 KEEPING_OPERATIONS = {
-    ".to(device)": lambda tensor, device: tensor.to(device),
+    ".to(device, copy=True)": lambda tensor, device: tensor.to(device, copy=True),
     ".to(float64)": lambda tensor, device: tensor.to(torch.float64),
     ".clone()": lambda tensor, device: tensor.clone(),
     ".detach()": lambda tensor, device: tensor.detach(),
-    ".requires_grad_()": lambda tensor, device: tensor.requires_grad_(),
 }
 PLAIN_BY_DESIGN = {
     "tensor + 1": lambda tensor: tensor + 1,
@@ -35,6 +39,7 @@ PLAIN_BY_DESIGN = {
 def test_operation_keeps_subclass_and_metadata(device, kind, operation):
     original = SAMPLES[kind]()
     result = KEEPING_OPERATIONS[operation](original, torch.device(device))
+    assert result is not original, f"{kind}{operation} returned its input: this row compares a tensor with itself"
     assert type(result) is type(original), f"{kind}{operation} returned {type(result).__name__}"
     assert metadata(result) == metadata(original), f"{kind}{operation} changed metadata to {metadata(result)}"
 
