@@ -14,9 +14,11 @@ from torchvision.io import encode_jpeg
 from fixtures.outcomes import BugObserved
 from suites.torchvision_8587_encode_jpeg.oracle import (
     DIFFERENCE_GAIN,
+    MAX_MEAN_ABS_DIFF,
     TORCHVISION_IO_DEPRECATION,
     CorruptJpeg,
     Where,
+    check_decoded,
     check_jpeg,
     check_untouched,
     decode_with_pillow,
@@ -57,8 +59,8 @@ def test_torchvision_decoder_names_itself_and_its_device() -> None:
 
 
 def test_difference_map_amplifies_and_saturates() -> None:
-    source = torch.zeros(1, 1, 3, dtype=torch.uint8)
-    decoded = torch.tensor([[[0, 1, 40]]], dtype=torch.uint8)  # 40 x 8 = 320: beyond uint8, so 255
+    source = torch.full((1, 1, 3), 10, dtype=torch.uint8)
+    decoded = torch.tensor([[[10, 11, 50]]], dtype=torch.uint8)  # 40 x 8 = 320: beyond uint8, so 255
     difference = difference_map(source, decoded)
     assert difference.dtype == torch.uint8
     assert difference.tolist() == [[[0, DIFFERENCE_GAIN, 255]]]
@@ -72,6 +74,34 @@ def test_a_corrupt_frame_attaches_its_source_named_by_where() -> None:
         check_jpeg(source, torch.zeros(100, dtype=torch.uint8), WHERE, lambda name, image: attached.append((name, image)))
     assert [name for name, _ in attached] == [f"source ({WHERE})"]
     assert attached[0][1] is source
+
+
+def test_a_frame_of_another_size_attaches_its_source() -> None:
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    attached: list[tuple[str, torch.Tensor]] = []
+    with pytest.raises(BugObserved):
+        check_decoded(source, torch.zeros(3, 24, 16, dtype=torch.uint8), WHERE, "faked", lambda *item: attached.append(item))
+    assert attached == [(f"source ({WHERE})", source)]
+
+
+def test_a_wrong_frame_attaches_source_decoded_and_their_difference() -> None:
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    decoded = torch.full((3, 16, 24), 200, dtype=torch.uint8)
+    attached: dict[str, torch.Tensor] = {}
+    with pytest.raises(BugObserved, match="mean"):
+        check_decoded(source, decoded, WHERE, "faked", lambda name, image: attached.__setitem__(name, image))
+    assert list(attached) == [f"{name} ({WHERE})" for name in ("source", "decoded", "difference")]
+    assert attached[f"source ({WHERE})"] is source and attached[f"decoded ({WHERE})"] is decoded
+    assert torch.equal(attached[f"difference ({WHERE})"], difference_map(source, decoded))
+
+
+def test_a_difference_at_the_whole_frame_threshold_is_not_over_it() -> None:
+    """Uniform error of exactly MAX_MEAN_ABS_DIFF: every block is over its own, lower threshold,
+    so the block check reports it; the whole-frame check must not claim it."""
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    decoded = torch.full((3, 16, 24), int(MAX_MEAN_ABS_DIFF), dtype=torch.uint8)
+    with pytest.raises(BugObserved, match=f"^{WHERE}: faked worst 8x8 block"):
+        check_decoded(source, decoded, WHERE, "faked")
 
 
 def test_a_written_freed_tensor_is_reported_with_both_sums() -> None:
