@@ -76,6 +76,14 @@ def test_a_corrupt_frame_attaches_its_source_named_by_where() -> None:
     assert attached[0][1] is source
 
 
+def test_a_finding_names_the_decoder_that_saw_it() -> None:
+    """Pillow decodes first: a wrong frame is reported as Pillow's finding, by that name."""
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    wrong = encode_jpeg(torch.full((3, 16, 24), 200, dtype=torch.uint8), quality=100)
+    with pytest.raises(BugObserved, match=f"^{WHERE}: Pillow mean"):
+        check_jpeg(source, wrong, WHERE)
+
+
 def test_a_frame_of_another_size_attaches_its_source() -> None:
     source = torch.zeros(3, 16, 24, dtype=torch.uint8)
     attached: list[tuple[str, torch.Tensor]] = []
