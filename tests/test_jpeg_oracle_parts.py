@@ -12,6 +12,7 @@ from PIL import Image
 from torchvision.io import encode_jpeg
 
 from fixtures.outcomes import BugObserved
+from suites.torchvision_8587_encode_jpeg import oracle
 from suites.torchvision_8587_encode_jpeg.oracle import (
     DIFFERENCE_GAIN,
     MAX_MEAN_ABS_DIFF,
@@ -82,6 +83,14 @@ def test_a_finding_names_the_decoder_that_saw_it() -> None:
     wrong = encode_jpeg(torch.full((3, 16, 24), 200, dtype=torch.uint8), quality=100)
     with pytest.raises(BugObserved, match=f"^{WHERE}: Pillow mean"):
         check_jpeg(source, wrong, WHERE)
+
+
+def test_a_finding_of_torchvisions_decoder_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pillow agrees with the source, torchvision's decode (faked here) does not."""
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    monkeypatch.setattr(oracle, "decode_with_torchvision", lambda data: torch.full_like(source, 200))
+    with pytest.raises(BugObserved, match=rf"^{WHERE}: torchvision \(cpu\) mean"):
+        check_jpeg(source, encode_jpeg(source, quality=100), WHERE)
 
 
 def test_a_frame_of_another_size_attaches_its_source() -> None:
