@@ -15,6 +15,7 @@ from fixtures.outcomes import BugObserved
 from suites.torchvision_8587_encode_jpeg import oracle
 from suites.torchvision_8587_encode_jpeg.oracle import (
     DIFFERENCE_GAIN,
+    MAX_BLOCK_ABS_DIFF,
     MAX_MEAN_ABS_DIFF,
     TORCHVISION_IO_DEPRECATION,
     CorruptJpeg,
@@ -119,6 +120,32 @@ def test_a_difference_at_the_whole_frame_threshold_is_not_over_it() -> None:
     decoded = torch.full((3, 16, 24), int(MAX_MEAN_ABS_DIFF), dtype=torch.uint8)
     with pytest.raises(BugObserved, match=f"^{WHERE}: faked worst 8x8 block"):
         check_decoded(source, decoded, WHERE, "faked")
+
+
+def test_a_stale_block_is_located_counted_and_attached() -> None:
+    """One 8x8 block off by 200 (rows 16-23, columns 40-47) and one exactly at the block threshold
+    (which is not over it), in a frame whose whole-frame mean stays under its own threshold."""
+    source = torch.zeros(3, 64, 64, dtype=torch.uint8)
+    decoded = source.clone()
+    decoded[:, 16:24, 40:48] = 200
+    decoded[:, 0:8, 0:8] = int(MAX_BLOCK_ABS_DIFF)
+    attached: dict[str, torch.Tensor] = {}
+    with pytest.raises(BugObserved) as raised:
+        check_decoded(source, decoded, WHERE, "faked", lambda name, image: attached.__setitem__(name, image))
+    assert str(raised.value) == (
+        f"{WHERE}: faked worst 8x8 block (rows 16-, columns 40-) mean |difference| x255 = 200.00 > "
+        f"{MAX_BLOCK_ABS_DIFF}; 1 of 64 blocks over (a partial frame: stale rows or blocks, stripes); "
+        "whole-frame mean 3.19"
+    )
+    assert attached[f"source ({WHERE})"] is source and attached[f"decoded ({WHERE})"] is decoded
+    assert torch.equal(attached[f"difference ({WHERE})"], difference_map(source, decoded))
+
+
+def test_a_block_at_its_threshold_is_not_over_it() -> None:
+    source = torch.zeros(3, 64, 64, dtype=torch.uint8)
+    decoded = source.clone()
+    decoded[:, 8:16, 8:16] = int(MAX_BLOCK_ABS_DIFF)
+    assert check_decoded(source, decoded, WHERE, "faked") == pytest.approx(MAX_BLOCK_ABS_DIFF / 64)
 
 
 def test_a_written_freed_tensor_is_reported_with_both_sums() -> None:
