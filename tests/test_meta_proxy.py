@@ -87,14 +87,49 @@ def test_cuda_target_checks_the_index() -> None:
     assert same_device(torch.device("cuda:0"), torch.device("cuda"))
 
 
-@pytest.mark.catches("fixtures/meta_proxy.py::output_tensors")
 @pytest.mark.parametrize(
-    "nesting",
-    [lambda t: {"image": t}, lambda t: (torch.ones(1, device="meta"), [t]), lambda t: {"out": (t,)}],
-    ids=["dict", "list-in-tuple", "tuple-in-dict"],
+    ("error", "line"),
+    [
+        (RuntimeError("first\nsecond"), "RuntimeError: first"),
+        (ValueError("  padded  "), "ValueError: padded"),
+        (NotImplementedError(), "NotImplementedError: "),
+    ],
 )
-def test_fault_a_cpu_output_nested_in_a_container_is_found(nesting) -> None:
-    """A library returning one tensor left on the CPU inside its result structure: the sweep and
-    the proxies see it only if output_tensors walks every container."""
-    result = classify_call(lambda: nesting(torch.ones(2)), "meta")
-    assert result.kind == FINDING and "is on cpu, expected meta" in result.detail, result
+def test_first_line_names_the_type_and_keeps_one_line(error: BaseException, line: str) -> None:
+    from fixtures.meta_proxy import first_line
+
+    assert first_line(error) == line
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (RuntimeError("Tensor on device cpu is not on the expected device meta!\nmore"), FINDING),
+        (RuntimeError("Cannot copy out of meta tensor; no data!"), INCONCLUSIVE),
+        (NotImplementedError("no kernel for this backend"), INCONCLUSIVE),
+        (ValueError("shape '[5]' is invalid"), ERROR),
+    ],
+    ids=["mismatch", "meta limit", "not implemented", "unrelated"],
+)
+def test_every_verdict_keeps_the_errors_first_line(error: BaseException, kind: str) -> None:
+    result = classify_error(error)
+    assert (result.kind, result.detail) == (kind, f"{type(error).__name__}: {str(error).splitlines()[0]}")
+
+
+@pytest.mark.catches("fixtures/meta_proxy.py::classify_call", "fixtures/meta_proxy.py::output_tensors")
+@pytest.mark.parametrize(
+    "result",
+    [{"image": meta(3), "mask": torch.zeros(3)}, [meta(3), [torch.zeros(3)]]],
+    ids=["mapping", "nested list"],
+)
+def test_fault_output_left_on_cpu_inside_a_container_is_named(result: object) -> None:
+    classified = classify_call(lambda: result, "meta")
+    assert (classified.kind, classified.detail) == (FINDING, "output tensor #1 is on cpu, expected meta")
+    assert classified.output is result
+
+
+def test_an_unindexed_device_matches_any_index_both_ways() -> None:
+    from fixtures.meta_proxy import same_device
+
+    assert same_device(torch.device("cuda"), torch.device("cuda:1"))
+    assert not same_device(torch.device("cpu"), torch.device("meta"))

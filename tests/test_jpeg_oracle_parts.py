@@ -1,0 +1,157 @@
+"""The parts the torchvision-8587 oracle is built from: its two decoders reject what is not a
+good JPEG with a message naming the decoder, the difference map shows the error amplified, a
+finding attaches the frames it is about, and a freed tensor's wrong sum is reported exactly."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+from PIL import Image
+from torchvision.io import encode_jpeg
+
+from fixtures.outcomes import BugObserved
+from suites.torchvision_8587_encode_jpeg import oracle
+from suites.torchvision_8587_encode_jpeg.oracle import (
+    DIFFERENCE_GAIN,
+    MAX_BLOCK_ABS_DIFF,
+    MAX_MEAN_ABS_DIFF,
+    TORCHVISION_IO_DEPRECATION,
+    CorruptJpeg,
+    Where,
+    check_decoded,
+    check_jpeg,
+    check_untouched,
+    decode_with_pillow,
+    decode_with_torchvision,
+    difference_map,
+)
+
+pytestmark = pytest.mark.filterwarnings(f"ignore:{TORCHVISION_IO_DEPRECATION}:DeprecationWarning")
+
+WHERE = Where("cpu", 16, 24, iteration=2, thread=1)
+
+
+def test_pillow_rejects_another_format_by_name() -> None:
+    png = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(png, "PNG")
+    with pytest.raises(CorruptJpeg) as raised:
+        decode_with_pillow(png.getvalue())
+    assert str(raised.value) == "Pillow reads these bytes as PNG, not JPEG"
+
+
+def test_pillow_names_its_error_type_on_truncated_bytes() -> None:
+    data = encode_jpeg(torch.zeros(3, 16, 16, dtype=torch.uint8)).numpy().tobytes()
+    with pytest.raises(CorruptJpeg) as raised:
+        decode_with_pillow(data[: len(data) // 2])
+    assert str(raised.value).startswith("Pillow: OSError: ")
+
+
+def test_pillow_decodes_to_channels_first_rgb() -> None:
+    source = torch.arange(3 * 16 * 24, dtype=torch.int64).remainder(256).to(torch.uint8).view(3, 16, 24)
+    decoded = decode_with_pillow(encode_jpeg(source, quality=100).numpy().tobytes())
+    assert decoded.shape == (3, 16, 24) and decoded.dtype == torch.uint8
+
+
+def test_torchvision_decoder_names_itself_and_its_device() -> None:
+    with pytest.raises(CorruptJpeg) as raised:
+        decode_with_torchvision(torch.zeros(100, dtype=torch.uint8))
+    assert str(raised.value).startswith("torchvision decode_jpeg(device='cpu'): ")
+
+
+def test_difference_map_amplifies_and_saturates() -> None:
+    source = torch.full((1, 1, 3), 10, dtype=torch.uint8)
+    decoded = torch.tensor([[[10, 11, 50]]], dtype=torch.uint8)  # 40 x 8 = 320: beyond uint8, so 255
+    difference = difference_map(source, decoded)
+    assert difference.dtype == torch.uint8
+    assert difference.tolist() == [[[0, DIFFERENCE_GAIN, 255]]]
+    assert torch.equal(difference_map(decoded, source), difference)  # |a - b|, either order
+
+
+def test_a_corrupt_frame_attaches_its_source_named_by_where() -> None:
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    attached: list[tuple[str, torch.Tensor]] = []
+    with pytest.raises(BugObserved):
+        check_jpeg(source, torch.zeros(100, dtype=torch.uint8), WHERE, lambda name, image: attached.append((name, image)))
+    assert [name for name, _ in attached] == [f"source ({WHERE})"]
+    assert attached[0][1] is source
+
+
+def test_a_finding_names_the_decoder_that_saw_it() -> None:
+    """Pillow decodes first: a wrong frame is reported as Pillow's finding, by that name."""
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    wrong = encode_jpeg(torch.full((3, 16, 24), 200, dtype=torch.uint8), quality=100)
+    with pytest.raises(BugObserved, match=f"^{WHERE}: Pillow mean"):
+        check_jpeg(source, wrong, WHERE)
+
+
+def test_a_finding_of_torchvisions_decoder_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pillow agrees with the source, torchvision's decode (faked here) does not."""
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    monkeypatch.setattr(oracle, "decode_with_torchvision", lambda data: torch.full_like(source, 200))
+    with pytest.raises(BugObserved, match=rf"^{WHERE}: torchvision \(cpu\) mean"):
+        check_jpeg(source, encode_jpeg(source, quality=100), WHERE)
+
+
+def test_a_frame_of_another_size_attaches_its_source() -> None:
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    attached: list[tuple[str, torch.Tensor]] = []
+    with pytest.raises(BugObserved):
+        check_decoded(source, torch.zeros(3, 24, 16, dtype=torch.uint8), WHERE, "faked", lambda *item: attached.append(item))
+    assert attached == [(f"source ({WHERE})", source)]
+
+
+def test_a_wrong_frame_attaches_source_decoded_and_their_difference() -> None:
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    decoded = torch.full((3, 16, 24), 200, dtype=torch.uint8)
+    attached: dict[str, torch.Tensor] = {}
+    with pytest.raises(BugObserved, match="mean"):
+        check_decoded(source, decoded, WHERE, "faked", lambda name, image: attached.__setitem__(name, image))
+    assert list(attached) == [f"{name} ({WHERE})" for name in ("source", "decoded", "difference")]
+    assert attached[f"source ({WHERE})"] is source and attached[f"decoded ({WHERE})"] is decoded
+    assert torch.equal(attached[f"difference ({WHERE})"], difference_map(source, decoded))
+
+
+def test_a_difference_at_the_whole_frame_threshold_is_not_over_it() -> None:
+    """Uniform error of exactly MAX_MEAN_ABS_DIFF: every block is over its own, lower threshold,
+    so the block check reports it; the whole-frame check must not claim it."""
+    source = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    decoded = torch.full((3, 16, 24), int(MAX_MEAN_ABS_DIFF), dtype=torch.uint8)
+    with pytest.raises(BugObserved, match=f"^{WHERE}: faked worst 8x8 block"):
+        check_decoded(source, decoded, WHERE, "faked")
+
+
+def test_a_stale_block_is_located_counted_and_attached() -> None:
+    """One 8x8 block off by 200 (rows 16-23, columns 40-47) and one exactly at the block threshold
+    (which is not over it), in a frame whose whole-frame mean stays under its own threshold."""
+    source = torch.zeros(3, 64, 64, dtype=torch.uint8)
+    decoded = source.clone()
+    decoded[:, 16:24, 40:48] = 200
+    decoded[:, 0:8, 0:8] = int(MAX_BLOCK_ABS_DIFF)
+    attached: dict[str, torch.Tensor] = {}
+    with pytest.raises(BugObserved) as raised:
+        check_decoded(source, decoded, WHERE, "faked", lambda name, image: attached.__setitem__(name, image))
+    assert str(raised.value) == (
+        f"{WHERE}: faked worst 8x8 block (rows 16-, columns 40-) mean |difference| x255 = 200.00 > "
+        f"{MAX_BLOCK_ABS_DIFF}; 1 of 64 blocks over (a partial frame: stale rows or blocks, stripes); "
+        "whole-frame mean 3.19"
+    )
+    assert attached[f"source ({WHERE})"] is source and attached[f"decoded ({WHERE})"] is decoded
+    assert torch.equal(attached[f"difference ({WHERE})"], difference_map(source, decoded))
+
+
+def test_a_block_at_its_threshold_is_not_over_it() -> None:
+    source = torch.zeros(3, 64, 64, dtype=torch.uint8)
+    decoded = source.clone()
+    decoded[:, 8:16, 8:16] = int(MAX_BLOCK_ABS_DIFF)
+    assert check_decoded(source, decoded, WHERE, "faked") == pytest.approx(MAX_BLOCK_ABS_DIFF / 64)
+
+
+def test_a_written_freed_tensor_is_reported_with_both_sums() -> None:
+    with pytest.raises(BugObserved) as raised:
+        check_untouched([10, 20, 29], 10, WHERE)
+    assert str(raised.value) == (
+        f"{WHERE}: a tensor freed before decode_jpeg summed to 29, expected 30: "
+        "the decoder wrote into memory the caller's stream was still reading"
+    )

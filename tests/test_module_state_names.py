@@ -1,0 +1,35 @@
+"""The module-state proxy names what it finds: plain tensors of submodules by dotted name, and
+every tensor a move left behind, not only the first."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from fixtures.meta_proxy import FINDING
+from fixtures.module_state import device_move_check, unregistered_tensors
+
+
+class PlainTables(nn.Module):
+    """Two tensors kept as plain attributes: the kornia-2791 pattern, twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.low = torch.zeros(2)
+        self.high = torch.ones(2)
+
+
+class Wrapper(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = PlainTables()
+        self.own = torch.zeros(1)
+
+
+def test_plain_tensors_of_submodules_have_dotted_names() -> None:
+    assert sorted(unregistered_tensors(Wrapper())) == ["inner.high", "inner.low", "own"]
+
+
+def test_a_move_names_every_tensor_it_left_behind() -> None:
+    result = device_move_check(PlainTables(), "meta")
+    assert (result.kind, result.detail) == (FINDING, "after .to('meta'): low is on cpu; high is on cpu")

@@ -1,0 +1,36 @@
+"""What a test body hands the harness: observe() raises the finding with its text; a skip's
+reason reads the same whichever shape pytest gave the report."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.outcomes import BugObserved, observe, skip_reason
+
+
+def test_observe_raises_the_finding_with_its_description() -> None:
+    with pytest.raises(BugObserved) as raised:
+        observe(True, "frame 2 differs")
+    assert str(raised.value) == "frame 2 differs"
+
+
+def test_observe_without_the_bug_returns() -> None:
+    assert observe(False, "frame 2 differs") is None
+
+
+def report(longrepr: object) -> pytest.TestReport:
+    return pytest.TestReport("t.py::test", ("t.py", 1, "test"), {}, "skipped", longrepr, "setup")
+
+
+@pytest.mark.parametrize(
+    ("longrepr", "reason"),
+    [
+        (("t.py", 3, "Skipped: cuda:1 requested, 1 CUDA device visible"), "cuda:1 requested, 1 CUDA device visible"),
+        (("t.py", 3, "no prefix: Skipped: kept"), "no prefix: Skipped: kept"),
+        ("a reason as text", "a reason as text"),
+        (None, ""),
+    ],
+    ids=["pytest's tuple", "tuple without prefix", "text", "none"],
+)
+def test_skip_reason_drops_only_pytests_prefix(longrepr: object, reason: str) -> None:
+    assert skip_reason(report(longrepr)) == reason
