@@ -9,6 +9,7 @@ import contextlib
 import pytest
 import torch
 
+from fixtures import precision
 from fixtures.outcomes import BugObserved, Inconclusive
 from suites.sam2_460_cudagraph import inductor_state
 from suites.sam2_460_cudagraph import test_compiled_encoder as compiled_encoder
@@ -49,12 +50,12 @@ def test_fault_tf32_rounding_is_a_false_alarm_at_fp32_tolerance_only() -> None:
 
 
 def test_full_fp32_turns_tf32_off_and_restores_it() -> None:
-    before = inductor_state.tf32_flags()
+    before = precision.tf32_flags()
     torch.backends.cuda.matmul.allow_tf32 = True
     try:
-        with inductor_state.full_fp32():
-            assert inductor_state.tf32_flags() == (False, False)
-        assert inductor_state.tf32_flags() == (True, before[1])
+        with precision.full_fp32():
+            assert precision.tf32_flags() == (False, False)
+        assert precision.tf32_flags() == (True, before[1])
     finally:
         torch.backends.cuda.matmul.allow_tf32 = before[0]
 

@@ -21,7 +21,8 @@ import torch
 
 from fixtures.devices import cuda_index
 from fixtures.outcomes import BugObserved, Inconclusive
-from suites.sam2_460_cudagraph.inductor_state import cudagraph_skips, full_fp32, recorded_cuda_graphs, tf32_flags, warm_on
+from fixtures.precision import full_fp32, tf32_flags
+from suites.sam2_460_cudagraph.inductor_state import cudagraph_skips, recorded_cuda_graphs, warm_on
 from suites.sam2_460_cudagraph.oracles import (
     check_against_eager,
     check_kept_outputs_against_eager,
