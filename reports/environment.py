@@ -127,7 +127,7 @@ def environment_rows(environment: dict) -> dict[str, str | dict[str, str]]:
             for gpu in environment["gpus"]
         }
         or "none visible",
-        "fp32 precision (session default)": {name: value for name, value in environment.get("fp32_precision", {}).items()},
+        "fp32 precision (session default)": environment.get("fp32_precision", {}),
     }
     if environment.get("workers"):
         rows["xdist workers"] = {worker: worker_summary(seen) for worker, seen in environment["workers"].items()}

@@ -16,9 +16,10 @@ import torch
 from kornia.augmentation import RandomPlanckianJitter
 from torch import nn
 
-from fixtures.meta_proxy import CLEAN, FINDING
+from fixtures.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, INCONCLUSIVE
 from fixtures.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
 from fixtures.outcomes import BugObserved, Inconclusive
+from fixtures.plugin_sweeps import finding_key
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_state as jitter_proxy
 from suites.kornia_2837_jpeg_device import chain, test_jpeg_chain_meta, test_jpeg_device
@@ -134,6 +135,24 @@ def test_fault_forgetful_arange_is_a_device_sweep_finding() -> None:
     result = device_result(call, torch.device("meta"))
     assert result.kind == FINDING, result
     assert device_result(SweepCall("fake.ok", lambda d: torch.rand(1, 3).to(d) * 2), torch.device("meta")).kind == CLEAN
+
+
+def needs_cpu(device: torch.device) -> torch.Tensor:
+    """Runs on CPU only, failing elsewhere with a text the classifier cannot place."""
+    if device.type != "cpu":
+        raise RuntimeError(f"no kernel for {device}")
+    return torch.ones(1)
+
+
+@pytest.mark.catches("suites/kornia_sweeps/test_device_sweep.py::device_result")
+def test_fault_an_error_only_on_a_gpu_is_a_recordable_device_error_finding() -> None:
+    """Off meta, an unplaceable failure that CPU does not share is a finding the sweep can record
+    (the allow-list key needs `found`); on meta it is the proxy's limit, inconclusive."""
+    call = SweepCall("fake.gpu_only_failure", needs_cpu)
+    on_gpu = device_result(call, torch.device("cuda:0"))  # the call fails before touching CUDA
+    assert (on_gpu.kind, on_gpu.found) == (FINDING, DEVICE_ERROR), on_gpu
+    assert finding_key(on_gpu, "") == DEVICE_ERROR
+    assert device_result(call, torch.device("meta")).kind == INCONCLUSIVE
 
 
 class TinyJitter(nn.Module):

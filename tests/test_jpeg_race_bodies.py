@@ -1,7 +1,9 @@
 """The JPEG encode race tests (torchvision-8587, -9060) do not synchronize before encoding: a synchronize (or a read back
 to the host) between building a frame and `encode_jpeg` lets the frame finish first, which hides
 the race the tests exist for. Checked by reading the suite's source (ast), so a new test or an
-edited body is held to it too."""
+edited body is held to it too. What it sees: waiting calls written lexically before the first
+`encode_jpeg` call in the same function; a wait inside a helper that function calls is not seen
+(only the frame builders in images.py are checked on their own, for any synchronize)."""
 
 from __future__ import annotations
 

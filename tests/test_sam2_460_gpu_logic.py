@@ -9,6 +9,7 @@ import contextlib
 import pytest
 import torch
 
+from fixtures import precision
 from fixtures.outcomes import BugObserved, Inconclusive
 from suites.sam2_460_cudagraph import inductor_state
 from suites.sam2_460_cudagraph import test_compiled_encoder as compiled_encoder
@@ -49,12 +50,12 @@ def test_fault_tf32_rounding_is_a_false_alarm_at_fp32_tolerance_only() -> None:
 
 
 def test_full_fp32_turns_tf32_off_and_restores_it() -> None:
-    before = inductor_state.tf32_flags()
+    before = precision.tf32_flags()
     torch.backends.cuda.matmul.allow_tf32 = True
     try:
-        with inductor_state.full_fp32():
-            assert inductor_state.tf32_flags() == (False, False)
-        assert inductor_state.tf32_flags() == (True, before[1])
+        with precision.full_fp32():
+            assert precision.tf32_flags() == (False, False)
+        assert precision.tf32_flags() == (True, before[1])
     finally:
         torch.backends.cuda.matmul.allow_tf32 = before[0]
 
@@ -79,22 +80,52 @@ def test_no_skip_counter_and_no_tree_read_zero_on_a_machine_without_graphs() -> 
     assert inductor_state.recorded_cuda_graphs(0) == 0
 
 
-@pytest.mark.parametrize(("skips_after", "recorded", "verdict"), [(0, 0, Inconclusive), (1, 3, Inconclusive), (0, 3, None)])
-def test_a_direct_run_without_cuda_graphs_is_inconclusive_never_a_pass(monkeypatch, skips_after, recorded, verdict) -> None:
-    """The GPU test's glue, on cuda:1 with torch's GPU parts faked: nothing seen wrong and no
-    CUDA graph in use must not pass."""
+def fake_gpu_run(monkeypatch: pytest.MonkeyPatch, skips_after: int, recorded: int, compare) -> None:
+    """The GPU test's glue, on cuda:1 with torch's GPU parts faked and `compare` as the oracle."""
     counts = iter([0, skips_after])
     monkeypatch.setattr(compiled_encoder, "cudagraph_skips", lambda: next(counts))
     monkeypatch.setattr(compiled_encoder, "recorded_cuda_graphs", lambda index: recorded)
-    monkeypatch.setattr(compiled_encoder, "check_against_eager", lambda *args: None)
+    monkeypatch.setattr(compiled_encoder, "check_against_eager", compare)
     monkeypatch.setattr(compiled_encoder, "frames", lambda device: [])
     monkeypatch.setattr(compiled_encoder, "warm_on", lambda device: contextlib.nullcontext())
     monkeypatch.setattr(compiled_encoder, "encoder_and_eager_twin", lambda position, device: (torch.nn.Identity(), torch.nn.Identity()))
+
+
+def run_glue(record_property) -> None:
+    """The GPU test on cuda:1; whether the position encoding is the stand-in (a control) is no
+    matter to the glue under test."""
+    compiled_encoder.test_compiled_encoder_matches_eager("cuda:1", "max-autotune", record_property, lambda source: None)
+
+
+@pytest.mark.parametrize(("skips_after", "recorded", "verdict"), [(0, 0, Inconclusive), (1, 3, Inconclusive), (0, 3, None)])
+def test_a_direct_run_without_cuda_graphs_is_inconclusive_never_a_pass(monkeypatch, skips_after, recorded, verdict) -> None:
+    """Nothing seen wrong and no CUDA graph in use must not pass."""
+    fake_gpu_run(monkeypatch, skips_after, recorded, lambda *args: None)
     properties: dict = {}
-    run = lambda: compiled_encoder.test_compiled_encoder_matches_eager("cuda:1", "max-autotune", lambda k, v: properties.update({k: v}))  # noqa: E731
+    run = lambda: run_glue(lambda k, v: properties.update({k: v}))  # noqa: E731
     if verdict is None:
         run()
     else:
         with pytest.raises(verdict, match="cuda:1 max-autotune"):
             run()
     assert properties["cuda_graphs_recorded"] == recorded
+
+
+def mismatching(*args) -> None:
+    raise BugObserved("frame 1 differs from eager by 0.5")
+
+
+@pytest.mark.parametrize(
+    ("skips_after", "recorded", "verdict", "says"),
+    [
+        (0, 0, Inconclusive, "differs from eager by 0.5, but no CUDA graph was recorded"),
+        (1, 3, Inconclusive, "differs from eager by 0.5, but inductor skipped CUDA graphs"),
+        (0, 3, BugObserved, "differs from eager by 0.5"),
+    ],
+)
+def test_a_mismatch_without_cuda_graphs_is_inconclusive_not_the_bug(monkeypatch, skips_after, recorded, verdict, says) -> None:
+    """A wrong output counts against sam2-460 only where inductor really ran CUDA graphs."""
+    fake_gpu_run(monkeypatch, skips_after, recorded, mismatching)
+    with pytest.raises(verdict, match=says) as raised:
+        run_glue(lambda k, v: None)
+    assert raised.type is verdict  # Inconclusive is no BugObserved, and the other way round

@@ -59,8 +59,10 @@ def device_result(target: SweepCall, device: torch.device) -> ProxyResult:
         return result
     on_cpu = classify_call(lambda: target.call(torch.device("cpu")), "cpu")
     assert on_cpu.kind == CLEAN, f"harness: the sweep's arguments for {target.name} fail on CPU: {on_cpu.detail}"
-    kind = INCONCLUSIVE if device.type == "meta" else FINDING
-    return ProxyResult(kind, f"fails on {device}, runs on cpu: {result.detail}")
+    detail = f"fails on {device}, runs on cpu: {result.detail}"
+    if device.type == "meta":
+        return ProxyResult(INCONCLUSIVE, detail)
+    return ProxyResult(FINDING, detail, found=DEVICE_ERROR)
 
 
 @pytest.mark.devices("cpu", "cuda")

@@ -1,6 +1,6 @@
 """What the comparison and the verdict depend on inside torch, read or set here so that the
-oracles stay pure: the fp32 precision in force (TF32 or full fp32), whether inductor really ran
-the graphs as CUDA graphs, and on which GPU the position cache is warmed.
+oracles stay pure: whether inductor really ran the graphs as CUDA graphs, and on which GPU the
+position cache is warmed (the fp32 precision in force: fixtures/precision.py).
 
 Read from torch 2.15's sources: inductor bumps counters["inductor"]["cudagraph_skips"] whenever
 it falls back from CUDA graphs (torch/_inductor/cudagraph_utils.py, e.g. "skipping cudagraphs
@@ -10,32 +10,12 @@ CUDAGraphTreeManager.roots (torch/_inductor/cudagraph_trees.py). Argued, not run
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from typing import ContextManager
 
 import torch
 
 from fixtures.devices import cuda_index
-
-
-def tf32_flags() -> tuple[bool, bool]:
-    """(matmul, cuDNN) TF32 as in force now. The legacy flags, as fixtures/torch_state.py
-    restores them: torch 2.15 refuses to read them once the two APIs have been mixed."""
-    return torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-
-
-@contextmanager
-def full_fp32() -> Iterator[None]:
-    """Full fp32 for eager and compiled alike (cuBLAS, cuDNN and inductor's Triton templates,
-    which read these flags when they compile), restored afterwards."""
-    saved = tf32_flags()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 def cudagraph_skips() -> int:

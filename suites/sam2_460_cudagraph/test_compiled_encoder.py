@@ -5,7 +5,7 @@ and no run may raise PyTorch's overwrite error. Plus the three workarounds.
 Both sides run in full fp32 (TF32 off for cuBLAS, cuDNN and inductor's templates), and the
 tolerance follows the precision read at comparison time. On a GPU a run that saw nothing wrong
 counts only if inductor really ran CUDA graphs (no skip, a graph recorded); otherwise it is
-Inconclusive. The position cache is warmed on the test's own GPU (cuda:1 included).
+Inconclusive, and so is a mismatch on such a run (it cannot be the CUDA-graph bug). The position cache is warmed on the test's own GPU (cuda:1 included).
 
 On CPU the reproduction is the compile twin: the same body, compiled with inductor, but CUDA
 graphs never apply to CPU tensors, so it checks compiled == eager and decides nothing about the
@@ -20,8 +20,9 @@ import pytest
 import torch
 
 from fixtures.devices import cuda_index
-from fixtures.outcomes import Inconclusive
-from suites.sam2_460_cudagraph.inductor_state import cudagraph_skips, full_fp32, recorded_cuda_graphs, tf32_flags, warm_on
+from fixtures.outcomes import BugObserved, Inconclusive
+from fixtures.precision import full_fp32, tf32_flags
+from suites.sam2_460_cudagraph.inductor_state import cudagraph_skips, recorded_cuda_graphs, warm_on
 from suites.sam2_460_cudagraph.oracles import (
     check_against_eager,
     check_kept_outputs_against_eager,
@@ -65,15 +66,26 @@ def test_compiled_encoder_matches_eager(device, mode, record_property, as_contro
     record_property("position_encoding", source)
     encoder, eager = encoder_and_eager_twin(position, device)
     skips_before = cudagraph_skips()
-    with torch.no_grad():
-        check_against_eager(torch.compile(encoder, mode=mode), eager, frames(device), comparison_tolerance(*tf32_flags()))
+    try:
+        with torch.no_grad():
+            check_against_eager(torch.compile(encoder, mode=mode), eager, frames(device), comparison_tolerance(*tf32_flags()))
+    except BugObserved as mismatch:
+        if problem := graphs_not_in_use(device, skips_before, record_property):
+            raise Inconclusive(f"{device} {mode}: {mismatch}, but {problem}") from mismatch
+        raise
+    if problem := graphs_not_in_use(device, skips_before, record_property):
+        raise Inconclusive(f"{device} {mode}: {problem}")
+
+
+def graphs_not_in_use(device: str, skips_before: int, record_property: Callable[[str, object], None]) -> str | None:
+    """Why the run on a GPU did not exercise CUDA graphs (see oracles.cudagraph_use_problem), or
+    None: then what it saw, a mismatch or nothing, decides. None on CPU (a control anyway)."""
     index = cuda_index(device)
-    if index is not None:
-        recorded = recorded_cuda_graphs(index)
-        record_property("cuda_graphs_recorded", recorded)
-        problem = cudagraph_use_problem(cudagraph_skips() - skips_before, recorded)
-        if problem:
-            raise Inconclusive(f"{device} {mode}: {problem}")
+    if index is None:
+        return None
+    recorded = recorded_cuda_graphs(index)
+    record_property("cuda_graphs_recorded", recorded)
+    return cudagraph_use_problem(cudagraph_skips() - skips_before, recorded)
 
 
 def cloned(run: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:

@@ -21,11 +21,10 @@ VICTIMS = 4  # tensors freed right before each decode, one of them likely handed
 
 # The decoder writes into freed memory; on a GPU that can fault the context.
 @pytest.mark.isolated_on_gpu
-def test_decode_after_caller_freed_memory(device, race_budget, seeded_rng, attach_image, record_property):
+def test_decode_after_caller_freed_memory(device, race_budget, frame_rng, attach_image, record_property):
     """Reductions queued on the caller's stream still read freed tensors when decode_jpeg
     allocates; a wrong reduction means the decoder wrote into them."""
     device = torch.device(device)
-    frame_rng = torch.Generator().manual_seed(seeded_rng)
     iterations = 0
     try:
         for iteration in race_budget.iterations():

@@ -1,4 +1,5 @@
-"""Fixtures of the torchvision-8587 suite."""
+"""Fixtures shared by suites in different folders (a folder's conftest.py is seen by that folder
+only): `frame_rng`, for the JPEG codec kit's frames (torchvision 8587 and 9606)."""
 
 from __future__ import annotations
 
