@@ -136,7 +136,24 @@ def test_a_bug_with_no_fix_yet_has_an_open_range_and_says_so() -> None:
     assert bug.fix_status() == "no release fixes it yet"
     proposed = parse_bug(Path("bugs.toml"), "demo-1", {**tomllib.loads(unfixed)["demo-1"], "fix": "https://e.invalid/pull/9"})
     assert proposed.fix_status() == "no release fixes it yet (proposed fix, not released: https://e.invalid/pull/9)"
+    unlinked = {key: value for key, value in tomllib.loads(VALID_ENTRY)["demo-1"].items() if key != "fix"}
+    assert parse_bug(Path("bugs.toml"), "demo-1", unlinked).fix_status() == "fixed in 2.1"
     assert load_registry(DEFAULT_REGISTRY)["kornia-2791"].fix_status() == "fixed in 0.7.2 by https://github.com/kornia/kornia/pull/2792"
+
+
+# Every operator that caps the range needs first_fixed; one that leaves it open allows no fix yet.
+@pytest.mark.parametrize(
+    ("affected", "ends"),
+    [("<2.1", True), ("<=2.0", True), ("==2.0", True), ("===2.0", True), ("~=2.0", True), (">=2.0", False), (">2.0,!=2.1", False)],
+)
+def test_only_an_open_range_may_leave_out_first_fixed(affected: str, ends: bool) -> None:
+    entry = {key: value for key, value in tomllib.loads(VALID_ENTRY)["demo-1"].items() if key != "first_fixed"}
+    entry["affected"] = affected
+    if ends:
+        with pytest.raises(RegistryError, match=r"missing field\(s\): first_fixed"):
+            parse_bug(Path("bugs.toml"), "demo-1", entry)
+    else:
+        assert parse_bug(Path("bugs.toml"), "demo-1", entry).first_fixed is None
 
 
 JPEG_SUITES = ("suites/torchvision_8587_encode_jpeg", "suites/torchvision_9060_threaded_encode", "suites/torchvision_9606_decode_freed_memory")

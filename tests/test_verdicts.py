@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from fixtures.registry import load_registry
 from fixtures.verdicts import (
@@ -18,8 +21,11 @@ from fixtures.verdicts import (
     PRECEDENCE,
     Observation,
     bug_verdict,
+    control_fired_message,
     decisive_observation,
+    not_installed_message,
     regressed_message,
+    reproduced_reason,
     stale_registry_message,
     verdict_fails_test,
     role_of_test,
@@ -67,7 +73,13 @@ def test_which_verdicts_fail_their_test(verdict: str, kind: str, fails: bool) ->
 
 @pytest.mark.parametrize(
     ("evidence", "device_name", "role"),
-    [("direct", "cuda:1", DIRECT), ("direct", "cpu", CONTROL), ("direct", None, DIRECT), ("proxy", "cpu", PROXY)],
+    [
+        ("direct", "cuda:1", DIRECT),
+        ("direct", "cpu", CONTROL),
+        ("direct", None, DIRECT),
+        ("proxy", "cpu", PROXY),
+        ("direct", "simcuda:1", CONTROL),  # a bug is simulable only where the registry says so
+    ],
 )
 def test_a_direct_test_away_from_the_symptom_is_a_control(evidence: str, device_name: str | None, role: str) -> None:
     assert role_of_test(evidence, device_name, "cuda") == role
@@ -117,6 +129,11 @@ def test_a_simulated_run_is_evidence_only_for_a_simulable_bug(
 )
 def test_version_is_affected(bug_id: str, version: str, affected: bool | None) -> None:
     assert version_is_affected(BUGS[bug_id], version) is affected
+
+
+def test_a_dev_build_inside_the_ambiguous_versions_cannot_be_placed_either() -> None:
+    git_series = replace(BUGS["sam2-460"], ambiguous=SpecifierSet("==1.0.*"))
+    assert version_is_affected(git_series, "1.0.1.dev0") is None
 
 
 FIXED_RELEASE = AffectedStatus(False, "9.9", "version 9.9")
@@ -302,7 +319,37 @@ def test_error_lists_the_failing_tests_and_their_errors() -> None:
 
 def test_not_installed_is_skipped_with_that_reason() -> None:
     verdict = bug_verdict(KORNIA, NOT_INSTALLED, [obs(CONTROL, NOT_OBSERVED), obs(PROXY, SKIPPED, "no sam2")])
-    assert (verdict.verdict, verdict.detail) == ("skipped", "kornia not installed")
+    assert (verdict.verdict, verdict.tests, verdict.detail) == ("skipped", (), "kornia not installed")
+
+
+DISAGREEING_PROBE = replace(FIXED_RELEASE, disagreement="probe m:f says the fix is absent, against version 9.9")
+
+
+# What the detail adds beside the deciding tests: the probe's contrary word and why the release
+# cannot be placed once something decided; the controls only where nothing did.
+@pytest.mark.parametrize(
+    ("status", "tests", "detail"),
+    [
+        (DISAGREEING_PROBE, [(PROXY, OBSERVED)], "1 test(s); probe m:f says the fix is absent, against version 9.9"),
+        (DISAGREEING_PROBE, [(DIRECT, SKIPPED)], "1 test(s)"),
+        (UNPLACED_RELEASE, [(PROXY, NOT_OBSERVED)], "1 test(s); version 'x' cannot be placed, and no probe could tell"),
+        (UNPLACED_RELEASE, [(DIRECT, SKIPPED)], "1 test(s)"),
+        (FIXED_RELEASE, [(PROXY, INCONCLUSIVE)], "1 test(s)"),
+        (
+            FIXED_RELEASE,
+            [(CONTROL, NOT_OBSERVED), (CONTROL, NOT_OBSERVED), (PROXY, INCONCLUSIVE)],
+            "1 test(s); 2 control(s) ran: they check the oracle and decide nothing",
+        ),
+    ],
+)
+def test_bug_verdict_detail(status: AffectedStatus, tests: list[tuple[str, str]], detail: str) -> None:
+    assert bug_verdict(KORNIA, status, [obs(r, o) for r, o in tests]).detail == detail
+
+
+def test_names_are_the_test_part_of_the_id_and_four_are_not_cut() -> None:
+    unseen = [Observation(f"suites/x.py::TestEncode::t[{i}]", PROXY, NOT_OBSERVED) for i in range(4)]
+    verdict = bug_verdict(KORNIA, AFFECTED_RELEASE, [obs(PROXY, OBSERVED, name="seen"), *unseen])
+    assert verdict.detail == "1 test(s); observed in t[seen]; not observed in t[0], t[1], t[2], t[3]"
 
 
 def test_a_disagreeing_probe_is_stated_beside_the_verdict() -> None:
@@ -359,6 +406,52 @@ def test_messages_read_sensibly_for_a_bug_with_no_fix_yet() -> None:
     assert "fixed in 0.22.0 by https://github.com/pytorch/vision/pull/8929." in fixed
 
 
+# Whole messages, so that a lost fact or a stray separator cannot pass.
+@pytest.mark.parametrize(
+    ("status", "facts"),
+    [
+        (AFFECTED_RELEASE, "decided by version 0.7.1"),
+        (
+            replace(AFFECTED_RELEASE, disagreement="probe m:f says the fix is present, against version 0.7.1"),
+            "decided by version 0.7.1; probe m:f says the fix is present, against version 0.7.1",
+        ),
+    ],
+)
+def test_stale_registry_message_states_what_decided(status: AffectedStatus, facts: str) -> None:
+    assert stale_registry_message(KORNIA, status) == (
+        f"NOT REPRODUCED kornia-2791: not observed on kornia 0.7.1, inside the registry's affected range {KORNIA.affected} "
+        f"({facts}). If this release fixes it, update [kornia-2791] affected (and first_fixed) in fixtures/bugs.toml."
+    )
+
+
+def test_error_messages_name_the_bug_and_what_to_fix() -> None:
+    assert not_installed_message(KORNIA, NOT_INSTALLED) == (
+        "ERROR kornia-2791: this test ran to a conclusion but kornia not installed: it tested something else. "
+        "A test of the harness's stand-in must call the `as_control` fixture."
+    )
+    assert control_fired_message(KORNIA, CONTROL) == (
+        "CONTROL FIRED kornia-2791: this test decides nothing (control), yet its oracle saw the bug: the oracle, "
+        "or the registry's symptom_device, is wrong. The bug's verdict is `error`."
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "oracle_message", "reason"),
+    [
+        (AFFECTED_RELEASE, "pl unregistered\nsecond line", "kornia-2791 reproduced as known on kornia 0.7.1 (proxy): pl unregistered"),
+        (AFFECTED_RELEASE, " \n", "kornia-2791 reproduced as known on kornia 0.7.1 (proxy): "),
+        (
+            replace(AFFECTED_RELEASE, disagreement="probe m:f says the fix is present, against version 0.7.1"),
+            "\n pl unregistered",
+            "kornia-2791 reproduced as known on kornia 0.7.1 [probe m:f says the fix is present, against version 0.7.1] "
+            "(proxy): pl unregistered",
+        ),
+    ],
+)
+def test_reproduced_reason_is_the_oracles_first_line(status: AffectedStatus, oracle_message: str, reason: str) -> None:
+    assert reproduced_reason(KORNIA, status, PROXY, oracle_message) == reason
+
+
 def test_a_probe_that_raises_cannot_tell_and_its_error_stays_in_the_basis(monkeypatch) -> None:
     def hydra_fails() -> bool:
         raise RuntimeError("GlobalHydra is already initialized\nsecond line")
@@ -366,7 +459,8 @@ def test_a_probe_that_raises_cannot_tell_and_its_error_stays_in_the_basis(monkey
     monkeypatch.setattr(versions, "installed_version", lambda distribution: "1.0")  # ambiguous: the probe decides
     monkeypatch.setattr(versions, "run_probe", lambda reference: hydra_fails())
     status = versions.affected_status(BUGS["sam2-460"])
-    assert status.affected is None
-    assert status.basis.endswith(
+    assert (status.affected, status.version) == (None, "1.0")
+    assert status.basis == (
+        "version '1.0' cannot be placed, and no probe could tell; "
         "probe fixtures.probes:sam2_position_cache_is_warmed failed: RuntimeError: GlobalHydra is already initialized"
     )
