@@ -46,7 +46,7 @@ def scan_document(package: str, registry: str, runs: list[dict], scans: list[Bug
         "registry": registry,
         "exit_status": exit_status,
         "stopped": stopped,
-        "outcome": outcome_line(scans),
+        "outcome": outcome_line(scans, stopped),
         "releases": [{**run, "report": f"{package}-{run['release']}/report.html"} for run in runs],
         "bugs": [bug_entry(bug) for bug in scans],
     }
@@ -93,6 +93,8 @@ def _bug_section(bug: dict, reports: dict[str, str]) -> str:
     verdict = (
         f'<span class="verdict verdict-regressed">{escape(", ".join(counts))}</span>'
         if counts
+        else '<span class="verdict verdict-skipped">no release scanned</span>'
+        if not bug["row"]
         else '<span class="verdict verdict-fixed">agrees with the registry</span>'
     )
     facts = (

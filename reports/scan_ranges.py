@@ -168,8 +168,11 @@ def scan_bug(
     )
 
 
-def outcome_line(scans: list[BugScan]) -> str:
-    """The scan's one-line outcome: agreement only when every release of every bug was decided."""
+def outcome_line(scans: list[BugScan], stopped: str | None = None) -> str:
+    """The scan's one-line outcome: agreement only when every release of every bug was scanned
+    and decided."""
+    if stopped:
+        return f"stopped before every release was scanned ({stopped}): confirms nothing"
     counts = {
         "disagreement(s)": sum(len(bug.disagreements) for bug in scans),
         "errored release(s)": sum(len(bug.errors) for bug in scans),

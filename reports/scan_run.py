@@ -60,8 +60,10 @@ def package_policy(package: str) -> tuple[str | None, dict[str, str]]:
 
 
 def last_line(text: str) -> str:
+    """The line that says what went wrong: the last error line (uv ends with hints), else the last."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else "(no output)"
+    errors = [line for line in lines if line.startswith("error:")]
+    return (errors or lines or ["(no output)"])[-1]
 
 
 def install_release(package: str, release: str, folder: Path, env: dict[str, str]) -> bool:
@@ -75,7 +77,9 @@ def install_release(package: str, release: str, folder: Path, env: dict[str, str
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     command = [
-        find_uv_bin(), "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+        # --native-tls: the platform's trust store, which pip's configuration points at here; uv
+        # reads neither pip.conf nor, without SSL_CERT_FILE, a site's own certificate authority.
+        find_uv_bin(), "pip", "install", "--quiet", "--native-tls", "--no-deps", "--no-build-isolation",
         "--python", sys.executable, "--target", str(partial), f"{package}=={release}",
     ]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env})
@@ -204,7 +208,7 @@ def write_scan(out: Path, package: str, registry: Path, scans: list[BugScan], ru
     return status
 
 
-def summary_lines(out: Path, scans: list[BugScan]) -> list[str]:
+def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None) -> list[str]:
     lines = []
     for bug in scans:
         lines.append(
@@ -214,7 +218,7 @@ def summary_lines(out: Path, scans: list[BugScan]) -> list[str]:
         lines.extend(f"  DISAGREES {item.release}: {item.verdict}, {item.reason}" for item in bug.disagreements)
         lines.extend(f"  ERROR {item.release}: {item.reason}" for item in bug.errors)
         lines.extend(f"  UNDECIDED {item.release}: {item.reason}" for item in bug.undecided)
-    return [*lines, f"scan {outcome_line(scans)}", f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
+    return [*lines, f"scan {outcome_line(scans, stopped)}", f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
 
 
 def scan(
@@ -250,6 +254,6 @@ def scan(
         say(progress_line(package, run))
     scans = bug_scans(bugs, runs)
     status = write_scan(out, package, registry_path, scans, runs, stopped)
-    for line in summary_lines(out, scans):
+    for line in summary_lines(out, scans, stopped):
         say(line)
     return status

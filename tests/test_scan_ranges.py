@@ -202,3 +202,13 @@ def test_the_printed_summary_names_errored_and_undecided_releases(tmp_path) -> N
         "scan does not confirm the registry: 1 errored release(s), 1 undecided release(s)",
         f"scan: {tmp_path / 'scan.json'}, {tmp_path / 'scan.html'}",
     ]
+
+
+def test_a_stopped_scan_confirms_nothing_even_when_what_ran_agrees(tmp_path) -> None:
+    """An install that failed at the first release leaves no row: the outcome must not read as agreement."""
+    bug = kornia_2791(">=0.6.10,<0.7.2", {})
+    stopped = "kornia 0.7.1: install failed: error: connection refused"
+    assert summary_lines(tmp_path, [bug], stopped)[-2] == f"scan stopped before every release was scanned ({stopped}): confirms nothing"
+    assert scan_status([bug], stopped) == BAD_INPUT
+    page = scan_html(scan_document("kornia", "bugs.toml", [], [bug], stopped, BAD_INPUT))
+    assert "no release scanned" in page and "agrees with the registry" not in page
