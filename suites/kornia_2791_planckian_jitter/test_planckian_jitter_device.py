@@ -59,8 +59,13 @@ def moved_run_matches_cpu(
 @pytest.mark.parametrize("batch", [1, 4])
 @pytest.mark.parametrize(("mode", "select_from"), JITTER_CASES)
 def test_moved_jitter_matches_cpu(
-    device: str, simulation: object | None, mode: str, select_from: list[int] | None, batch: int
+    device: str, simulation: object | None, mode: str, select_from: list[int] | None, batch: int, monkeypatch
 ) -> None:
+    if device == "cpu":
+        # The control models a CPU-only machine: on a GPU runner the affected releases would build
+        # `pl` on cuda:0 even here, and the control would fire on the very root cause that the
+        # cuda:1 and simcuda:1 cases decide (a no-op where no GPU is visible).
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     moved_run_matches_cpu(mode, select_from, batch, torch.device(device), simulation)
     if torch.device(device) == DEFAULT_GPU:
         raise Inconclusive(
