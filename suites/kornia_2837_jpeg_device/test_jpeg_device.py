@@ -11,7 +11,6 @@ cuDNN runs in TF32 by default on Ampere and later, enough to break the chain's 1
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import kornia
 import pytest
@@ -25,10 +24,10 @@ from kornia.enhance import jpeg_codec_differentiable  # noqa: E402 - only after 
 from fixtures.foreign_allocations import foreign_allocation_detail  # noqa: E402
 from fixtures.meta_proxy import CLEAN, FINDING, classify_call  # noqa: E402
 from fixtures.outcomes import observe  # noqa: E402
-from fixtures.precision import full_fp32  # noqa: E402
 from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES  # noqa: E402
 
-pytestmark = pytest.mark.known_bug("kornia-2837", evidence="direct")
+# TF32 off while the device result is computed and compared with the CPU's.
+pytestmark = [pytest.mark.known_bug("kornia-2837", evidence="direct"), pytest.mark.usefixtures("full_fp32_precision")]
 # The codec rounds (a smooth approximation around torch.round): a CPU/GPU float difference can
 # flip an isolated coefficient by one quantisation step, so compare the mean, not the maximum.
 MEAN_ABS_TOLERANCE = 1e-3
@@ -39,13 +38,6 @@ CODEC_CASES = [
     pytest.param(SMALLEST_SHAPE, [50.0], id="1x16-shared-q50"),
     pytest.param((2, 3, 48, 64), [10.0, 90.0], id="2x48x64-per-image-q"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def same_precision_as_cpu() -> Iterator[None]:
-    """TF32 off while the device result is computed and compared with the CPU's."""
-    with full_fp32():
-        yield
 
 
 def _mean_abs_difference(actual: torch.Tensor, expected: torch.Tensor) -> float:

@@ -21,7 +21,7 @@ import torch
 
 from fixtures.devices import cuda_index
 from fixtures.outcomes import BugObserved, Inconclusive
-from fixtures.precision import full_fp32, tf32_flags
+from fixtures.precision import tf32_flags
 from suites.sam2_460_cudagraph.inductor_state import cudagraph_skips, recorded_cuda_graphs, warm_on
 from suites.sam2_460_cudagraph.oracles import (
     check_against_eager,
@@ -36,20 +36,16 @@ CPU_TWIN_MODE = "reduce-overhead"
 NO_CUDA_GRAPHS_REASON = "CUDA graphs never apply to CPU tensors: there is nothing to work around on CPU"
 
 
+# Eager and compiled in full fp32, so a TF32-vs-fp32 rounding gap is never read as the bug.
+pytestmark = pytest.mark.usefixtures("full_fp32_precision")
+
+
 @pytest.fixture(autouse=True)
 def fresh_dynamo() -> Iterator[None]:
     """Compiled code and recompile counts of one test never reach the next."""
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
-
-
-@pytest.fixture(autouse=True)
-def same_precision_both_sides(record_property) -> Iterator[None]:
-    """Eager and compiled in full fp32, so a TF32-vs-fp32 rounding gap is never read as the bug."""
-    with full_fp32():
-        record_property("tf32_matmul_cudnn", tf32_flags())
-        yield
 
 
 @pytest.mark.known_bug("sam2-460")
