@@ -3,7 +3,7 @@ tests/plugin_fault_matrix.py adds the `catches` marker and prints the fault x or
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +15,17 @@ pytest_plugins = ["pytester", "tests.plugin_fault_matrix"]
 
 
 REPO = Path(__file__).resolve().parents[1]
-# Every session the self-tests start inherits this: none writes over the suites' reports/out/.
-os.environ[SELF_TEST_ENV] = "1"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def started_sessions_write_no_default_reports() -> Iterator[None]:
+    """Every session a self-test starts (in process, pytester subprocess or plain subprocess)
+    inherits $HARNESS_SELF_TEST, so none writes over the suites' reports/out/. Set for the
+    self-tests' own run only, never at import: pytest imports this file for `pytest --bug ID`
+    too (it takes the value for a path and loads the root's test* conftests)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(SELF_TEST_ENV, "1")
+        yield
 
 
 @pytest.fixture

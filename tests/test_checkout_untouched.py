@@ -1,7 +1,7 @@
 """`pytest tests` leaves the checkout as it found it: the suites' reports of the last `pytest`
 (reports/out/results.json, report.html, junit.xml) stay, and nothing new lands in the tree.
 
-By design: tests/conftest.py sets $HARNESS_SELF_TEST, which every session a self-test starts
+By design: a session fixture of tests/conftest.py sets $HARNESS_SELF_TEST, which every session a self-test starts
 inherits, and with it a run of suites/ writes reports only where --report-dir says."""
 
 from __future__ import annotations

@@ -1,0 +1,134 @@
+"""Every option of the README's Options table, typed as the README writes it (a value after a space,
+no path after it), writes its reports. That form is what a newcomer types, and the one pytest's
+first pass over the arguments misreads: it takes the value for a path, finds none, and loads the
+conftests of the root's `test*` folders, the self-tests' among them. A conftest there that switched
+the reports off for the whole process at import left `pytest --bug kornia-2791` with no report.
+
+The commands run in a copy of the checkout whose suites/ holds two quick tests (the options, not
+the suites, are under test), so the real checkout and its reports/out stay as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reports.plugin_results import SELF_TEST_ENV
+from tests.conftest import REPO
+
+README = REPO / "README.md"
+REPORT_FILES = {"report.html", "results.json", "junit.xml"}
+# The value each README form is typed with; a form the README adds without one here fails
+# test_every_readme_form_has_a_value, so the table and this test move together.
+VALUES = {
+    "--device LIST": "cpu",
+    "--device simcuda:N": "simcuda:1",
+    "--threads LIST": "1,2",
+    "--race-budget N[,Ss]": "2,5s",
+    "--seed N": "3",
+    "--hypothesis-profile NAME": "dev",
+    "--bug ID": "kornia-2791",
+    "--bug-registry=PATH": "fixtures/bugs.toml",
+    "--sweep-allowlist=PATH": "suites/kornia_sweeps/allowlist.toml",
+    "--report-dir DIR": "elsewhere",
+    "-m min_cuda_devices": "min_cuda_devices",
+    "-n N": "2",
+    "--timeout S": "60",
+}
+# Options whose run, by design, writes no reports or stops before the tests (checked apart).
+NO_REPORTS = {"--no-reports", "--list-bugs", "--require-gpu"}
+QUICK_SUITE = '''
+import pytest
+
+@pytest.mark.known_bug("kornia-2791", evidence="proxy")
+def test_tied_to_a_bug():
+    pass
+
+def test_on_each_device(device):
+    pass
+'''
+
+
+def readme_option_forms(readme: str = README.read_text(encoding="utf-8")) -> list[str]:
+    """The backticked option forms of the Options table's first column: `--device LIST`, `--bug-registry=PATH`."""
+    table = readme.split("## Options", 1)[1].split("\n## ", 1)[0]
+    forms: list[str] = []
+    for row in re.findall(r"^\| (.+?) \|", table, re.M)[2:]:
+        forms += [form for form in re.findall(r"`([^`]+)`", row) if form.startswith("-")]
+    return forms
+
+
+def option_name(form: str) -> str:
+    return re.split(r"[ =]", form, maxsplit=1)[0]
+
+
+def as_typed(form: str) -> list[str]:
+    """The command-line words of one README form, its placeholder replaced by its value and the
+    README's separator kept: `--device LIST` -> ["--device", "cpu"]; `--bug-registry=PATH` -> one word."""
+    name = option_name(form)
+    if name == form:
+        return [name]
+    return [name, VALUES[form]] if form[len(name)] == " " else [f"{name}={VALUES[form]}"]
+
+
+def test_every_readme_form_has_a_value() -> None:
+    forms = readme_option_forms()
+    assert len(forms) >= 15, f"the Options table was not found or shrank: {forms}"
+    untried = [form for form in forms if option_name(form) != form and form not in VALUES]
+    assert not untried, f"give these README forms a value in VALUES: {untried}"
+
+
+@pytest.fixture(scope="module")
+def checkout_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tracked files of the checkout, with suites/ reduced to one quick test file (the sweeps'
+    allow-list stays: it is read at start-up)."""
+    listed = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=False)
+    if listed.returncode != 0:
+        pytest.skip(f"not a git checkout: {listed.stderr.strip()}")
+    copy = tmp_path_factory.mktemp("checkout")
+    for name in listed.stdout.splitlines():
+        if name.startswith("suites/") and name != "suites/kornia_sweeps/allowlist.toml":
+            continue
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, copy / name)
+    (copy / "suites" / "test_quick.py").write_text(QUICK_SUITE, encoding="utf-8")
+    return copy
+
+
+def run_pytest(copy: Path, words: list[str]) -> subprocess.CompletedProcess:
+    environment = {key: value for key, value in os.environ.items() if key != SELF_TEST_ENV}
+    shutil.rmtree(copy / "reports" / "out", ignore_errors=True)
+    shutil.rmtree(copy / "elsewhere", ignore_errors=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *words],
+        cwd=copy, env=environment, capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+@pytest.mark.parametrize("form", [form for form in readme_option_forms() if option_name(form) not in NO_REPORTS])
+def test_readme_option_as_written_writes_every_report(checkout_copy: Path, form: str) -> None:
+    words = as_typed(form)
+    done = run_pytest(checkout_copy, words)
+    assert done.returncode == 0, f"pytest {' '.join(words)}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+    folder = checkout_copy / ("elsewhere" if option_name(form) == "--report-dir" else "reports/out")
+    written = {path.name for path in folder.iterdir()} if folder.is_dir() else set()
+    assert REPORT_FILES <= written, f"pytest {' '.join(words)} wrote {sorted(written)} in {folder}"
+
+
+def test_no_reports_list_bugs_and_require_gpu_as_written(checkout_copy: Path) -> None:
+    assert {option_name(form) for form in readme_option_forms()} >= NO_REPORTS
+    done = run_pytest(checkout_copy, ["--no-reports"])
+    assert done.returncode == 0 and not (checkout_copy / "reports" / "out").exists(), done.stdout[-2000:]
+    done = run_pytest(checkout_copy, ["--list-bugs"])
+    assert done.returncode == 0 and "kornia-2791" in done.stdout, done.stdout[-2000:]
+    done = run_pytest(checkout_copy, ["--require-gpu"])
+    if "CUDA device" in done.stdout and done.returncode == 1:
+        assert "--require-gpu: no CUDA device is visible" in done.stdout
+    else:  # a machine with a GPU: the session runs and writes its reports
+        assert done.returncode == 0, done.stdout[-2000:]
