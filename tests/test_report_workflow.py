@@ -1,6 +1,9 @@
-"""The GPU workflow cannot run here; this parses it as YAML and checks what it promises: the fork
-gate, both pytest steps (one xdist worker per GPU; serial for multi-GPU and isolated tests) and
-that together they leave no GPU test unrun, --strict-sweeps, the release matrix, the matrix page."""
+"""The workflows cannot run here; this parses them as YAML and checks what they promise. The GPU
+one: the fork gate, both pytest steps (one xdist worker per GPU; serial for multi-GPU and isolated
+tests) and that together they leave no GPU test unrun, --strict-sweeps, the release matrix, the
+matrix page. The CPU one: the same release matrix on hosted runners, open to every pull request,
+the simulated device's and the proxies' evidence, the matrix page. Both pass zizmor, the security
+linter for GitHub Actions (pinned actions, no persisted credentials, no template injection)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import importlib.metadata
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +27,9 @@ from reports.results import results_document
 from tests.conftest import REPO
 from tests.test_report_compare import ENVIRONMENT
 
-WORKFLOW = REPO / ".github" / "workflows" / "gpu-regression.yml"
+WORKFLOWS = REPO / ".github" / "workflows"
+WORKFLOW = WORKFLOWS / "gpu-regression.yml"
+CPU_WORKFLOW = WORKFLOWS / "cpu-regression.yml"
 
 
 def load_workflow(path: Path = WORKFLOW) -> dict:
@@ -121,10 +127,8 @@ def test_one_xdist_worker_per_gpu_and_a_serial_step_that_runs_after_a_failure() 
     )
     assert serial_step["if"] == "success() || failure()"
     report_dirs = {words[-1] for words in (parallel, serial)}
-    assert report_dirs == {
-        "--report-dir=reports/out/${{ matrix.release }}/parallel",
-        "--report-dir=reports/out/${{ matrix.release }}/serial",
-    }
+    assert report_dirs == {"--report-dir=reports/out/$RELEASE/parallel", "--report-dir=reports/out/$RELEASE/serial"}
+    assert workflow["jobs"]["regression"]["env"]["RELEASE"] == "${{ matrix.release }}"
 
 
 SPLIT_SESSION = """
@@ -180,26 +184,87 @@ def test_the_serial_step_selects_every_cuda1_test_of_the_suites() -> None:
     assert cuda1 <= collected_ids("-m", marker_expression(serial))
 
 
+def steps_using(job: dict, action: str) -> list[dict]:
+    """The job's steps that use `action` (owner/name), at whatever pinned commit."""
+    return [step for step in job["steps"] if step.get("uses", "").partition("@")[0] == action]
+
+
+def tox_environments() -> list[str]:
+    return re.findall(r"^\[testenv:([\w-]+)\]", (REPO / "tox.ini").read_text(), re.M)
+
+
 def test_matrix_over_releases_and_gpu_runners_includes_the_kornia_commit() -> None:
     regression = load_workflow()["jobs"]["regression"]
     releases = regression["strategy"]["matrix"]["release"]
-    tox_envs = re.findall(r"^\[testenv:([\w-]+)\]", (REPO / "tox.ini").read_text(), re.M)
-    assert set(releases) <= set(tox_envs) and "kornia-2837-commit" in releases
+    assert set(releases) <= set(tox_environments()) and "kornia-2837-commit" in releases
     assert regression["strategy"]["matrix"]["gpu"]
     assert "${{ matrix.gpu }}" in regression["runs-on"]
     assert regression["strategy"]["fail-fast"] is False  # one regressed job must not cancel the rest
-    upload = next(step for step in regression["steps"] if step.get("uses") == "actions/upload-artifact@v4")
+    (upload,) = steps_using(regression, "actions/upload-artifact")
     assert upload["with"]["path"] == "reports/out/${{ matrix.release }}/"  # both steps' report dirs
     assert upload["with"]["name"] == "reports-${{ matrix.release }}-${{ matrix.gpu }}"
 
 
-def test_final_job_builds_the_matrix_from_every_steps_results() -> None:
-    page = load_workflow()["jobs"]["matrix-page"]
+@pytest.mark.parametrize("path", [WORKFLOW, CPU_WORKFLOW], ids=lambda path: path.stem)
+def test_final_job_builds_the_matrix_from_every_steps_results(path: Path) -> None:
+    page = load_workflow(path)["jobs"]["matrix-page"]
     assert page["needs"] == "regression" and page["if"] == "always()"
     runs = [step.get("run", "") for step in page["steps"]]
     assert "python -m reports matrix all-reports/*/*/results.json -o all-reports/matrix.html" in runs
-    downloads = [step["with"] for step in page["steps"] if step.get("uses") == "actions/download-artifact@v4"]
-    assert downloads == [{"pattern": "reports-*", "path": "all-reports"}]
+    assert [step["with"] for step in steps_using(page, "actions/download-artifact")] == [{"pattern": "reports-*", "path": "all-reports"}]
+
+
+def test_the_cpu_workflow_runs_the_same_release_matrix_on_hosted_runners_for_every_pull_request() -> None:
+    workflow = load_workflow(CPU_WORKFLOW)
+    regression = workflow["jobs"]["regression"]
+    assert regression["runs-on"] == "ubuntu-latest" and "self-hosted" not in json.dumps(workflow)
+    assert "if" not in regression and workflow["on"]["pull_request"] is None  # forks included, every event type
+    assert regression["strategy"]["matrix"]["release"] == load_workflow()["jobs"]["regression"]["strategy"]["matrix"]["release"]
+    assert set(regression["strategy"]["matrix"]["release"]) <= set(tox_environments())
+    assert regression["strategy"]["fail-fast"] is False
+    (run,) = [shlex.split(step["run"]) for step in regression["steps"] if step.get("run", "").startswith("tox")]
+    assert run[:4] == ["tox", "-e", "$RELEASE", "--"]
+    options = run[4:]
+    assert options[options.index("--device") + 1] == "cpu,sim"  # simulated and proxy evidence
+    assert "--report-dir=reports/out/$RELEASE/cpu" in options
+    (upload,) = steps_using(regression, "actions/upload-artifact")
+    assert upload["if"] == "always()" and upload["with"]["path"] == "reports/out/${{ matrix.release }}/"
+    assert regression["env"]["UV_TORCH_BACKEND"] == "cpu" and "UV_*" in (REPO / "tox.ini").read_text()
+
+
+needs_zizmor = pytest.mark.skipif(shutil.which("zizmor") is None, reason="zizmor not installed: python -m pip install -e . (it is a dependency)")
+
+
+def zizmor(path: Path) -> subprocess.CompletedProcess:
+    """zizmor's default persona, offline (no GitHub API): unpinned actions, credentials persisted
+    into artifacts, template injection, dangerous triggers and the rest of its audits."""
+    return subprocess.run(["zizmor", "--offline", "--no-progress", str(path)], capture_output=True, text=True, timeout=120, check=False)
+
+
+@needs_zizmor
+def test_zizmor_finds_nothing_in_the_workflows() -> None:
+    done = zizmor(WORKFLOWS)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert {path.name for path in WORKFLOWS.glob("*.yml")} == {"gpu-regression.yml", "cpu-regression.yml"}
+
+
+@needs_zizmor
+@pytest.mark.parametrize(
+    ("old", "new", "audit"),
+    [
+        ("actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1  # v7.0.1", "actions/checkout@v7", "unpinned-uses"),
+        ("        with:\n          persist-credentials: false\n", "", "artipacked"),  # checkout's default persists them
+        ('tox -e "$RELEASE"', 'tox -e "${{ github.event.pull_request.title }}"', "template-injection"),
+    ],
+    ids=["unpinned", "credentials", "injection"],
+)
+def test_zizmor_flags_each_weakness_put_back(tmp_path: Path, old: str, new: str, audit: str) -> None:
+    text = CPU_WORKFLOW.read_text(encoding="utf-8")
+    assert old in text
+    weakened = tmp_path / CPU_WORKFLOW.name
+    weakened.write_text(text.replace(old, new, 1), encoding="utf-8")
+    done = zizmor(weakened)
+    assert done.returncode != 0 and audit in done.stdout + done.stderr, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 @pytest.mark.catches("tests/test_report_workflow.py::evaluate_if")
@@ -246,8 +311,9 @@ def reports_command_with_only(modules: set[str], *args: str) -> subprocess.Compl
     return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
-def test_the_matrix_page_job_installs_what_reports_matrix_and_compare_import(tmp_path: Path) -> None:
-    page = load_workflow()["jobs"]["matrix-page"]
+@pytest.mark.parametrize("path", [WORKFLOW, CPU_WORKFLOW], ids=lambda path: path.stem)
+def test_the_matrix_page_job_installs_what_reports_matrix_and_compare_import(path: Path, tmp_path: Path) -> None:
+    page = load_workflow(path)["jobs"]["matrix-page"]
     installs = [shlex.split(step["run"]) for step in page["steps"] if step.get("run", "").startswith("python -m pip install")]
     assert len(installs) == 1 and installs[0][:4] == ["python", "-m", "pip", "install"]
     distributions = distributions_installed_by(installs[0][4:])
