@@ -54,10 +54,14 @@ def _errored_tests(record: dict) -> str:
     return f'<ul class="errored-tests">{items}</ul>'
 
 
+# A class per cell of a verdict row, so that each page can lay the columns out as it needs.
+VERDICT_COLUMNS = tuple(f"cell-{name}" for name in ("bug", "verdict", "evidence", "installed", "affected", "fixed-in", "upstream", "detail"))
+
+
 def verdict_row(record: dict) -> str:
     installed = record["installed"] or "not installed"
     cells = [
-        f'<code>{escape(record["bug_id"])}</code><div class="bug-title">{escape(record["title"])}</div>',
+        f'<code>{escape(record["bug_id"])}</code><div class="bug-title" title="{escape(record["title"])}">{escape(record["title"])}</div>',
         verdict_badge(record["verdict"]),
         evidence_label(record["evidence"]),
         f'{escape(record["package"])} {escape(installed)}',
@@ -65,9 +69,9 @@ def verdict_row(record: dict) -> str:
         escape(record["first_fixed"] or "no release yet"),
         link(record["issue"], upstream_label("issue", record["issue"]))
         + (f'<br>{link(record["fix"], upstream_label("fix", record["fix"]))}' if record["fix"] else ""),
-        escape(record["detail"]) + _errored_tests(record),
+        f'<div class="detail-text">{escape(record["detail"])}</div>' + _errored_tests(record),
     ]
-    tds = "".join(f"<td>{cell}</td>" for cell in cells)
+    tds = "".join(f'<td class="{column}">{cell}</td>' for column, cell in zip(VERDICT_COLUMNS, cells))
     return f'<tr class="verdict-row verdict-{escape(record["verdict"])}" data-bug="{escape(record["bug_id"])}">{tds}</tr>'
 
 
@@ -135,6 +139,21 @@ def sweeps_summary(sweeps: object) -> str:
         if groups[key]:
             parts.append(f'<details class="sweeps-{key}"><summary>{title} ({len(groups[key])})</summary>{_sweep_table(groups[key])}</details>')
     return "".join(parts)
+
+
+def skipped_tests_by_reason(groups: dict[str, list[str]]) -> str:
+    """The skipped tests, one click away and grouped by reason (most tests first): on a CPU run
+    hundreds of them (one per device the machine lacks) would otherwise come before what matters."""
+    if not groups:
+        return ""
+    total = sum(len(nodeids) for nodeids in groups.values())
+    reasons = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    items = "".join(
+        f'<details class="skip-reason"><summary>{len(nodeids)} &times; {escape(reason)}</summary>'
+        f'<ul>{"".join(f"<li><code>{escape(nodeid)}</code></li>" for nodeid in nodeids)}</ul></details>'
+        for reason, nodeids in reasons
+    )
+    return f'<details class="skipped-tests"><summary>{total} skipped tests, {len(groups)} reasons</summary>{items}</details>'
 
 
 def standalone_page(title: str, body: str) -> str:

@@ -1,10 +1,12 @@
 """pytest plugin: the harness's parts of the pytest-html report.
 
-The title names the releases and the GPU; the verdict table and the sweep summary sit at the top;
-the environment table holds the harness's facts; the results table gains columns from each
-report's user_properties (which pytest-xdist carries to the controller, where the page is drawn);
-a test's images show side by side. Everything is filled in at the end of the session, because
-reading the GPU's name initialises CUDA.
+The page opens on what a reviewer must read first: the title (releases and GPU), the verdict
+table and the sweep summary, then the results, failures first, then observed bugs and findings
+(xfails), then passes (pytest-html's initial sort by result); skipped tests leave the results
+table for one folded list grouped by reason; the environment table comes last. The results table
+gains columns from each report's user_properties (which pytest-xdist carries to the controller,
+where the page is drawn); a test's images show side by side. Everything is filled in at the end of
+the session, because reading the GPU's name initialises CUDA.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pytest_html import extras as html_extras
 from pytest_metadata.plugin import metadata_key
 
 from reports.environment import environment_rows, gpu_summary, release_summary
-from reports.html import VERDICTS_CSS, sweeps_summary, verdict_table
+from reports.html import VERDICTS_CSS, skipped_tests_by_reason, sweeps_summary, verdict_table
 from reports.plugin_results import session_environment, session_sections, verdict_records
 from reports.results import report_message
 
@@ -44,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Before pytest-html's own pytest_configure reads --css.
     config.option.css = [*config.option.css, str(VERDICTS_CSS), str(LAYOUT_CSS)]
     config.pluginmanager.register(ThumbnailStrip(), "harness-thumbnails")
+    config.pluginmanager.register(SkippedByReason(), "harness-skipped-by-reason")
 
 
 def report_title(environment: dict) -> str:
@@ -97,14 +100,10 @@ def pytest_html_results_table_row(report: pytest.TestReport | pytest.CollectRepo
 
 
 def pytest_html_results_table_html(report: pytest.TestReport, data: list) -> None:
-    """A skip or an expected failure opens with its reason, in words (the log alone shows a skip
-    as a raw (path, line, reason) tuple, and an xfail as a traceback without the verdict)."""
-    if not report.skipped:
-        return
-    word = "Expected failure" if hasattr(report, "wasxfail") else "Skipped"
-    if isinstance(report.longrepr, tuple):
-        del data[0]
-    data.insert(0, f'<span class="outcome-reason">{word}: {escape(report_message(report))}</span>\n')
+    """An expected failure (a reproduced bug, a new sweep finding) opens with its verdict in words,
+    not with a traceback that says nothing of it. Skips draw no row (SkippedByReason)."""
+    if hasattr(report, "wasxfail"):
+        data.insert(0, f'<span class="outcome-reason">Expected failure: {escape(report_message(report))}</span>\n')
 
 
 def is_base64(content: object) -> bool:
@@ -134,3 +133,21 @@ class ThumbnailStrip:
         if images:
             others = [extra for extra in extras if extra not in images]
             report.extras = [html_extras.html(thumbnail_strip(images)), *others]
+
+
+class SkippedByReason:
+    """On the controller: each skipped test (not an xfail, which is an observed bug) leaves the
+    results table (pytest-html draws no row for a test whose cells a hook emptied) and joins its
+    reason's group, drawn folded under the summary."""
+
+    def __init__(self) -> None:
+        self.groups: dict[str, list[str]] = {}
+
+    @pytest.hookimpl(trylast=True)  # after the columns are added: an emptied row stays empty
+    def pytest_html_results_table_row(self, report: pytest.TestReport | pytest.CollectReport, cells: list) -> None:
+        if report.skipped and not hasattr(report, "wasxfail"):
+            self.groups.setdefault(report_message(report), []).append(report.nodeid)
+            del cells[:]
+
+    def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:
+        postfix.append(skipped_tests_by_reason(self.groups))

@@ -11,12 +11,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from reports.__main__ import main as reports_command
+from tests.conftest import REPO
 from tests.report_session import BEFORE, BUGS, NOW, run_session
 
 CHROMIUM = shutil.which("chromium")
@@ -85,11 +87,15 @@ def test_report_page_shows_verdicts_columns_reasons_and_images(runs, screenshots
     for number in (number for _, number in BUGS.values()):
         assert f'href="https://example.invalid/issues/{number}"' in dom and f'href="https://example.invalid/pull/{number}1"' in dom
     # pytest-html's script drew one row per test, with the harness's columns.
+    # Skipped tests are no rows: they are listed, folded, by reason.
     tests = json.loads((runs["new"] / "results.json").read_text())["tests"]
-    assert len(re.findall(r'<tbody class="results-table-row \w+" id=', dom)) == len(tests)  # templates have no id
+    shown = [test for test in tests if test["outcome"] != "skipped"]
+    assert len(re.findall(r'<tbody class="results-table-row \w+" id=', dom)) == len(shown)  # templates have no id
     assert re.search(r'<td class="col-known_bug">fake-regressed</td>.*?<td class="col-iterations">7</td>', dom, re.S)
-    assert '<td class="col-device">cuda:0</td>' in dom
-    assert "Skipped: cuda:0 requested, 0 CUDA devices visible" in dom
+    assert '<td class="col-device">cpu</td>' in dom and '<td class="col-device">cuda:0</td>' not in dom
+    skipped = sum(test["outcome"] == "skipped" for test in tests)
+    assert f"<summary>{skipped} skipped tests," in dom
+    assert re.search(r"<summary>\d+ × cuda:0 requested, 0 CUDA devices visible</summary>", dom)
     # The failing test's three images, embedded, side by side, in place of the one-at-a-time viewer.
     strip = re.search(r'<div class="thumbnails">(.*?)</div>', dom, re.S).group(1)
     assert re.findall(r'<img src="data:image/png;base64,[^"]+" alt="(\w+)">', strip) == ["source", "decoded", "difference"]
@@ -119,3 +125,64 @@ def test_matrix_cells_link_to_each_jobs_report(runs, screenshots: Path, tmp_path
     assert ("regressed", "fake-regressed", "new/report.html") in cells
     assert ("reproduced", "fake-regressed", "old/report.html") in cells
     assert all((page.parent / href).is_file() for _, _, href in cells)
+
+
+PLANTED_FAILURE = 'def test_planted_failure():\n    assert 1 == 2, "planted failure"\n'
+VIEWPORT = (1280, 800)
+# Added to a copy of the page: once pytest-html's script has drawn the table, the boxes of the
+# verdict table and of the failed rows, in CSS pixels from the top of the page.
+LAYOUT_PROBE = """<script>window.addEventListener('load', () => setTimeout(() => {
+  const box = (element) => element.getBoundingClientRect().toJSON();
+  const probe = document.createElement('pre');
+  probe.id = 'layout-probe';
+  probe.textContent = JSON.stringify({
+    verdicts: box(document.querySelector('table.verdict-table')),
+    failed: [...document.querySelectorAll('tbody.failed')].map((row) => ({
+      test: row.querySelector('.col-testId').textContent, row: box(row.querySelector('tr.collapsible')),
+      log: box(row.querySelector('.log')),
+    })),
+  });
+  document.body.appendChild(probe);
+}, 500));</script>"""
+
+
+def layout_of(page: Path, profile: Path) -> dict:
+    probed = page.with_name("probed.html")
+    probed.write_text(page.read_text(encoding="utf-8").replace("</body>", LAYOUT_PROBE + "</body>"), encoding="utf-8")
+    dumped = subprocess.run(
+        [CHROMIUM, *QUIET, "--virtual-time-budget=5000", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}",
+         f"--user-data-dir={profile}", "--dump-dom", probed.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    return json.loads(re.search(r'<pre id="layout-probe">(.*?)</pre>', dumped.stdout, re.S).group(1))
+
+
+def test_a_cpu_run_opens_on_its_verdicts_and_its_failure(screenshots: Path, tmp_path: Path, record_property) -> None:
+    """The suites as a CPU machine runs them (every device the machine lacks a skip), plus one
+    planted failure: in a 1280x800 window the page shows the verdict table and that failure
+    (its row and crash line) before any scrolling."""
+    planted = tmp_path / "planted" / "test_planted_failure.py"
+    planted.parent.mkdir()
+    planted.write_text(PLANTED_FAILURE, encoding="utf-8")
+    report = tmp_path / "report"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "suites", str(planted), f"--rootdir={REPO}", "-p", "no:cacheprovider", "-q", f"--report-dir={report}"],
+        cwd=REPO, capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert run.returncode == 1 and "1 failed" in run.stdout, run.stdout[-3000:]
+    page = report / "report.html"
+    record_property("report_bytes", page.stat().st_size)
+    layout = layout_of(page, tmp_path / "profile")
+    height = VIEWPORT[1]
+    assert layout["verdicts"]["top"] >= 0 and layout["verdicts"]["bottom"] <= height, layout["verdicts"]
+    (failure,) = layout["failed"]
+    assert failure["test"].endswith("test_planted_failure")
+    assert layout["verdicts"]["bottom"] < failure["row"]["top"] and failure["row"]["bottom"] <= height, failure
+    assert failure["log"]["top"] + 40 <= height, failure  # the first lines of the traceback too
+    screenshot = screenshots / "report-cpu-run-1280x800.png"
+    subprocess.run(
+        [CHROMIUM, *QUIET, "--virtual-time-budget=5000", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}",
+         f"--user-data-dir={tmp_path / 'shot'}", f"--screenshot={screenshot}", page.as_uri()],
+        capture_output=True, timeout=120, check=True,
+    )
+    assert screenshot.stat().st_size > 10_000
