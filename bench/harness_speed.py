@@ -47,7 +47,7 @@ def bare_loop(nodeid: str, iterations: int) -> float:
     from PIL import Image
     from torchvision.io import decode_jpeg, encode_jpeg
 
-    from fixtures.torch_state import seed_for_test
+    from fixtures.determinism.torch_state import seed_for_test
     from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, SIZE_RANGE, random_size
 
     torch.manual_seed(seed_for_test(0, nodeid))

@@ -23,7 +23,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.simulated_cuda import simulated_cuda  # noqa: E402
+from simcuda import simulated_cuda  # noqa: E402
 
 
 def kornia_calls() -> dict[str, Callable[[], Callable[[torch.Tensor], torch.Tensor]]]:

@@ -1,7 +1,7 @@
 """python -m reports compare OLD.json NEW.json [-o compare.html]
 python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
-python -m reports acceptance [--race-budget N,Ss]   (on a GPU machine; see reports/acceptance.py)
+python -m reports acceptance [--race-budget N,Ss]   (on a GPU machine; see reports/acceptance/steps.py)
 
 Exit status: 0 done (scan: every release's verdict was decided and agrees with the registry), 1 the
 new run has a new regression (compare), a release disagrees with the registry or its run errored
@@ -17,20 +17,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fixtures.registry import DEFAULT_REGISTRY
-from reports.acceptance import (
-    DEFAULT_RACE_BUDGET,
-    OBSERVED_ROOT,
-    acceptance_steps,
-    combined_lines,
-    missing_results_lines,
-    observed_folder,
-    summary_lines,
-)
-from reports.compare import compare, comparison_html, comparison_text, exit_status
-from reports.loading import ResultsError, load_results
-from reports.matrix import matrix_columns, matrix_html
-from reports.scan_run import REPOSITORY, default_cache, scan
+from fixtures.known_bugs.registry import DEFAULT_REGISTRY
+from reports.acceptance.steps import DEFAULT_RACE_BUDGET, OBSERVED_ROOT, acceptance_steps, observed_folder
+from reports.acceptance.summary import combined_lines, missing_results_lines, summary_lines
+from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
+from reports.run.loading import ResultsError, load_results
+from reports.across_runs.matrix import matrix_columns, matrix_html
+from reports.scan.run import default_cache, scan
+from reports import REPOSITORY
 
 BAD_INPUT = 2
 
@@ -59,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     scan_command.add_argument("--bug", action="append", default=[], metavar="ID", help="scan only this bug (repeatable; default: all of the package's bugs)")
     scan_command.add_argument("--out", type=Path, default=REPOSITORY / "reports" / "out" / "scan", help="scan.json, scan.html and one PACKAGE-VERSION/ report folder per release (default: reports/out/scan)")
     scan_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})")
-    scan_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/bugs.toml)")
+    scan_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)")
     acceptance_command = commands.add_parser(
         "acceptance", help="every GPU test on every visible GPU (xdist + serial), kept under reports/observed/"
     )

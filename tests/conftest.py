@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import pytest_plugins as HARNESS_PLUGINS
-from reports.plugin_results import SELF_TEST_ENV
+from reports.run.plugin_results import SELF_TEST_ENV
 
 pytest_plugins = ["pytester", "tests.plugin_fault_matrix"]
 

@@ -12,15 +12,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
-# The ways the harness says "the bug is there": fixtures/outcomes.py's exception and helper, and
-# fixtures/meta_proxy.py's proxy verdict. Aliases, subclasses and prebuilt instances of them are
+# The ways the harness says "the bug is there": fixtures/known_bugs/outcomes.py's exception and helper, and
+# fixtures/proxies/meta_proxy.py's proxy verdict. Aliases, subclasses and prebuilt instances of them are
 # found too (finding_names), so renaming one does not hide an oracle.
 FINDING_NAMES = frozenset({"BugObserved", "observe", "FINDING"})
 # Where they are defined: the protocol itself, not an oracle.
-PROTOCOL_FILES = frozenset({"fixtures/outcomes.py"})
+PROTOCOL_FILES = frozenset({"fixtures/known_bugs/outcomes.py"})
 # Proxies whose functions decide what a suite sees without raising (they return findings): every
 # function of theirs that a suite imports is an oracle.
-PROXY_MODULES = ("fixtures/meta_proxy.py", "fixtures/module_state.py")
+PROXY_MODULES = ("fixtures/proxies/meta_proxy.py", "fixtures/proxies/module_state.py")
 # Calls that test an exception's type rather than raise one.
 TYPE_TESTS = frozenset({"isinstance", "issubclass", "errisinstance"})
 CATCHES_MARKER = "catches"

@@ -38,8 +38,8 @@ import pytest
 from PIL import Image
 from pytest_html import extras as html_extras
 
-from fixtures.meta_proxy import ProxyResult
-from fixtures.outcomes import BugObserved
+from fixtures.proxies.meta_proxy import ProxyResult
+from fixtures.known_bugs.outcomes import BugObserved
 
 
 def png(colour):
@@ -81,7 +81,7 @@ def test_sweep(sweep_record, name, kind, detail):
     sweep_record("fake_sweep", name, "cpu", ProxyResult(kind, detail, found="wrong-device-output" if kind == "finding" else ""))
 '''
 
-# (callable, outcome, detail), recorded through fixtures/plugin_sweeps.py's sweep_record.
+# (callable, outcome, detail), recorded through fixtures/sweeps/plugin.py's sweep_record.
 SWEEPS = [
     ("fake.gaussian_blur2d", "finding", "output on cpu, input on cuda:1"),
     ("fake.rgb_to_hsv", "inconclusive", "meta tensors have no data"),

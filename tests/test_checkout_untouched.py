@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reports.plugin_results import SELF_TEST_ENV
+from reports.run.plugin_results import SELF_TEST_ENV
 from tests.conftest import REPO
 
 REPORTS = REPO / "reports" / "out"

@@ -27,8 +27,8 @@ def test_still_runs():
 
 
 @pytest.mark.catches(
-    "reports/plugin_results.py::ResultsWriter.pytest_runtest_logreport",
-    "reports/plugin_results.py::ResultsWriter.pytest_sessionfinish",
+    "reports/run/plugin_results.py::ResultsWriter.pytest_runtest_logreport",
+    "reports/run/plugin_results.py::ResultsWriter.pytest_sessionfinish",
 )
 def test_fault_segfault_and_hang_in_isolated_tests_are_attributed_and_the_run_completes(harness, tmp_path) -> None:
     harness.makepyfile(CRASH_AND_HANG)
@@ -65,8 +65,8 @@ def test_others(n):
 
 
 @pytest.mark.catches(
-    "reports/plugin_results.py::ResultsWriter.pytest_runtest_logreport",
-    "reports/plugin_results.py::ResultsWriter.pytest_sessionfinish",
+    "reports/run/plugin_results.py::ResultsWriter.pytest_runtest_logreport",
+    "reports/run/plugin_results.py::ResultsWriter.pytest_sessionfinish",
 )
 def test_fault_segfault_and_hang_under_xdist_restart_the_worker_and_keep_the_report(harness, tmp_path) -> None:
     # pytest-timeout's thread method, as pyproject.toml sets it, ends the hung worker process;
@@ -101,8 +101,8 @@ def test_later(device):
 
 
 @pytest.mark.catches(
-    "fixtures/plugin_devices.py::pytest_runtest_makereport",
-    "fixtures/cuda_health.py::sticky_cuda_error",
+    "fixtures/devices/plugin.py::pytest_runtest_makereport",
+    "fixtures/devices/cuda_health.py::sticky_cuda_error",
 )
 def test_fault_sticky_cuda_error_stops_later_gpu_tests_in_the_process(harness, monkeypatch) -> None:
     # Simulated: one visible GPU, and a test body that raises torch's text for a sticky error.
@@ -134,11 +134,11 @@ def test_a_changes_everything():
 
 
 @pytest.mark.catches(
-    "fixtures/plugin_determinism.py::seeded_rng",
-    "fixtures/torch_state.py::seeded_and_restored",
+    "fixtures/determinism/plugin.py::seeded_rng",
+    "fixtures/determinism/torch_state.py::seeded_and_restored",
 )
 def test_fault_a_test_that_changes_global_state_leaves_none_behind(harness) -> None:
-    from fixtures.torch_state import current_flags
+    from fixtures.determinism.torch_state import current_flags
 
     import random
 
@@ -162,7 +162,7 @@ def test_isolated_failure(attach_image):
 """
 
 
-@pytest.mark.catches("fixtures/plugin_evidence.py::pytest_runtest_logreport")
+@pytest.mark.catches("fixtures/evidence/plugin.py::pytest_runtest_logreport")
 def test_fault_an_isolated_failure_keeps_its_message_and_images(harness, tmp_path) -> None:
     """Without the unpacking, results.json's message is the traceback's first line and the
     evidence image never reaches the report."""

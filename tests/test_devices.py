@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.devices import (
+from fixtures.devices.spec import (
     DeviceSpecError,
     body_device,
-    caller_visible_cuda_devices,
     cuda_slot_count,
     device_skip_reason,
     min_cuda_devices_skip_reason,
     parse_device_spec,
+    simulated_index,
+)
+from fixtures.devices.gpus import (
+    caller_visible_cuda_devices,
     gpu_for_new_worker,
     gpu_label,
     physical_gpu,
-    simulated_index,
     xdist_worker_index,
 )
 

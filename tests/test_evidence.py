@@ -10,7 +10,7 @@ import pytest
 import torch
 from PIL import Image
 
-from fixtures.evidence import THUMBNAIL_SIDE, png_thumbnail
+from fixtures.evidence.images import THUMBNAIL_SIDE, png_thumbnail
 
 TESTS = """
 import pytest
@@ -45,7 +45,7 @@ def test_png_thumbnail_rejects_non_images():
 
 def test_images_reach_failed_and_xfailed_reports_only(pytester: pytest.Pytester):
     # Only the evidence plugin: no HTML report is written, which would rewrite extras in place.
-    pytester.makeconftest('pytest_plugins = ["fixtures.plugin_evidence"]')
+    pytester.makeconftest('pytest_plugins = ["fixtures.evidence.plugin"]')
     pytester.makepyfile(test_images=TESTS)
     records = pytester.inline_run("-p", "no:cacheprovider")
     calls = {r.nodeid.split("::")[-1]: r for r in records.getreports("pytest_runtest_logreport") if r.when == "call"}

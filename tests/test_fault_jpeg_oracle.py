@@ -11,8 +11,8 @@ import pytest
 import torch
 from torchvision.io import decode_jpeg, encode_jpeg
 
-from fixtures.outcomes import BugObserved
-from fixtures.race_budget import RaceBudget
+from fixtures.known_bugs.outcomes import BugObserved
+from fixtures.determinism.race_budget import RaceBudget
 from suites.torchvision_9060_threaded_encode import test_threaded_encodes as threaded
 from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, LAYOUTS, gradient_image, with_layout
 from suites.torchvision_8587_encode_jpeg.oracle import (

@@ -16,10 +16,10 @@ import torch
 from kornia.augmentation import RandomPlanckianJitter
 from torch import nn
 
-from fixtures.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, INCONCLUSIVE
-from fixtures.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
-from fixtures.outcomes import BugObserved, Inconclusive
-from fixtures.plugin_sweeps import finding_key
+from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, INCONCLUSIVE
+from fixtures.proxies.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
+from fixtures.sweeps.plugin import finding_key
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_state as jitter_proxy
 from suites.kornia_2837_jpeg_device import chain, test_jpeg_chain_meta, test_jpeg_device
@@ -92,9 +92,9 @@ def test_fault_corrupted_coefficients_are_flagged_by_the_2791_direct_oracle(monk
 
 
 @pytest.mark.catches(
-    "fixtures/module_state.py::unregistered_tensors",
-    "fixtures/module_state.py::tensors_not_following_dtype",
-    "fixtures/module_state.py::device_move_check",
+    "fixtures/proxies/module_state.py::unregistered_tensors",
+    "fixtures/proxies/module_state.py::tensors_not_following_dtype",
+    "fixtures/proxies/module_state.py::device_move_check",
 )
 def test_fault_unregistered_table_does_not_follow_to() -> None:
     faulty, correct = TableModule(registered=False), TableModule(registered=True)
@@ -176,9 +176,9 @@ PROXY_TESTS = ("test_pl_is_registered_state", "test_state_follows_to_float64", "
     "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_pl_is_registered_state",
     "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_float64",
     "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_meta",
-    "fixtures/module_state.py::held_tensors",
-    "fixtures/module_state.py::registered_state",
-    "fixtures/meta_proxy.py::same_device",
+    "fixtures/proxies/module_state.py::held_tensors",
+    "fixtures/proxies/module_state.py::registered_state",
+    "fixtures/proxies/meta_proxy.py::same_device",
 )
 @pytest.mark.parametrize(
     ("proxy_test", "finding"),

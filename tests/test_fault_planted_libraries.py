@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.versions import installed_version
+from fixtures.known_bugs.versions import installed_version
 from suites.sam2_460_cudagraph.position_encodings import SAM2_INSTALL_HINT
 from tests.planted import (
     REPO,
@@ -169,8 +169,8 @@ def assert_flipped(baseline: Session, planted: Session, bug_id: str) -> None:
 @pytest.mark.catches(
     "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_pl_is_registered_state",
     "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py::test_state_follows_to_float64",
-    "fixtures/module_state.py::registered_state",
-    "fixtures/module_state.py::held_tensors",
+    "fixtures/proxies/module_state.py::registered_state",
+    "fixtures/proxies/module_state.py::held_tensors",
 )
 def test_fault_kornia_pl_a_plain_attribute_again(baseline, regressed) -> None:
     assert_flipped(baseline, regressed, "kornia-2791")
@@ -189,7 +189,7 @@ def test_fault_torchvision_pin_memory_not_rewrapped(baseline, regressed) -> None
 
 @pytest.mark.catches(
     "suites/sam2_460_cudagraph/oracles.py::check_position_cache_follows_device",
-    "fixtures/meta_proxy.py::classify_result",
+    "fixtures/proxies/meta_proxy.py::classify_result",
 )
 @needs_sam2
 def test_fault_sam2_pr_486_undone_in_a_later_release(baseline, regressed) -> None:
@@ -201,8 +201,8 @@ def test_fault_sam2_pr_486_undone_in_a_later_release(baseline, regressed) -> Non
 
 @pytest.mark.catches(
     "suites/kornia_2837_jpeg_device/test_jpeg_chain_meta.py::test_chain_piece_stays_on_meta",
-    "fixtures/meta_proxy.py::classify_call",
-    "fixtures/meta_proxy.py::classify_error",
+    "fixtures/proxies/meta_proxy.py::classify_call",
+    "fixtures/proxies/meta_proxy.py::classify_error",
 )
 def test_fault_kornia_gaussian_mean_made_on_the_cpu_again(baseline, regressed) -> None:
     assert_flipped(baseline, regressed, "kornia-2837")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fixtures.outcomes import BugObserved, Inconclusive
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
 from suites.sam2_460_cudagraph.oracles import (
     check_against_eager,
     check_kept_outputs_against_eager,
@@ -119,7 +119,7 @@ def test_other_runtime_errors_stay_errors():
 
 @pytest.mark.catches(
     "suites/sam2_460_cudagraph/oracles.py::check_position_cache_follows_device",
-    "fixtures/meta_proxy.py::classify_result",
+    "fixtures/proxies/meta_proxy.py::classify_result",
 )
 def test_fault_cache_on_wrong_device_is_flagged():
     with pytest.raises(BugObserved, match="is on cpu, expected meta"):

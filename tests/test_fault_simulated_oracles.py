@@ -15,10 +15,9 @@ import pytest
 import torch
 from kornia.augmentation import RandomPlanckianJitter
 
-from fixtures.foreign_allocations import foreign_allocation_detail
-from fixtures.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, WRONG_DEVICE_OUTPUT
-from fixtures.outcomes import BugObserved
-from fixtures.simulated_cuda import simulated_cuda
+from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, WRONG_DEVICE_OUTPUT
+from fixtures.known_bugs.outcomes import BugObserved
+from simcuda import describe, simulated_cuda
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
 from suites.kornia_2837_jpeg_device import test_jpeg_device
 from suites.kornia_sweeps.targets import SweepCall
@@ -111,13 +110,14 @@ def test_fault_plain_attribute_built_on_cuda0_is_flagged_on_simcuda1(monkeypatch
         jitter_direct.moved_run_matches_cpu("blackbody", None, 2, DEVICE, simulation)  # the fixed twin
 
 
-@pytest.mark.catches("fixtures/foreign_allocations.py::foreign_allocation_detail")
+@pytest.mark.catches("simcuda/allocations.py::describe")
 def test_fault_allocation_on_cuda0_is_named_with_its_caller(simulation) -> None:
     before = len(simulation.allocations)
     table_on_default_gpu(torch.rand(1, 3, 4, 4).to(DEVICE))
-    detail = foreign_allocation_detail(simulation, DEVICE, since=before)
-    assert detail is not None and "on cuda:0 at" in detail and "table_on_default_gpu" in detail, detail
-    assert foreign_allocation_detail(None, DEVICE) is None  # a real GPU keeps no log: nothing to say
+    foreign = simulation.foreign_allocations({"cpu", str(DEVICE)}, since=before)
+    detail = describe(foreign)
+    assert detail.startswith("1 allocation(s)") and "on cuda:0 at" in detail and "table_on_default_gpu" in detail, detail
+    assert simulation.foreign_allocations({"cpu", str(DEVICE)}, since=len(simulation.allocations)) == []
 
 
 @pytest.mark.catches("suites/kornia_2837_jpeg_device/test_jpeg_device.py::_run_on_device")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
-from fixtures.hypothesis_profiles import PROFILES, default_profile
+from fixtures.determinism.hypothesis_profiles import PROFILES, default_profile
 
 
 @pytest.mark.parametrize(("environ", "profile"), [({"CI": "true"}, "ci"), ({}, "dev"), ({"CI": ""}, "dev")])

@@ -11,7 +11,7 @@ import torch
 from PIL import Image
 from torchvision.io import encode_jpeg
 
-from fixtures.outcomes import BugObserved
+from fixtures.known_bugs.outcomes import BugObserved
 from suites.torchvision_8587_encode_jpeg import oracle
 from suites.torchvision_8587_encode_jpeg.oracle import (
     DIFFERENCE_GAIN,

@@ -31,7 +31,7 @@ REGISTRY = "".join(
 
 TESTS = """
 import pytest
-from fixtures.outcomes import BugObserved, Inconclusive
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
 
 SEEN = {seen}
 
@@ -98,7 +98,7 @@ def test_inconclusive_is_neither_pass_nor_failure(harness, registry) -> None:
     harness.makepyfile(
         """
         import pytest
-        from fixtures.outcomes import Inconclusive
+        from fixtures.known_bugs.outcomes import Inconclusive
 
         @pytest.mark.known_bug("fixed-det", evidence="proxy")
         def test_meta():
@@ -122,7 +122,7 @@ def test_a_plain_error_is_an_error_verdict_that_fails_the_run(harness, registry,
     harness.makepyfile(
         f"""
         import pytest
-        from fixtures.outcomes import BugObserved
+        from fixtures.known_bugs.outcomes import BugObserved
 
         @pytest.mark.known_bug("affected-det", evidence="proxy")
         def test_sees_it():
@@ -214,7 +214,7 @@ def test_a_control_that_fires_is_an_error(harness, registry) -> None:
     harness.makepyfile(
         """
         import pytest
-        from fixtures.outcomes import BugObserved
+        from fixtures.known_bugs.outcomes import BugObserved
 
         @pytest.mark.known_bug("fixed-det")
         def test_direct(device):
@@ -230,7 +230,7 @@ def test_mixed_evidence_is_a_sighting_naming_both_sets(harness, registry) -> Non
     harness.makepyfile(
         """
         import pytest
-        from fixtures.outcomes import BugObserved, Inconclusive
+        from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
 
         @pytest.mark.known_bug("fixed-det", evidence="proxy")
         @pytest.mark.parametrize("case", ["seen", "clean", "meta"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fixtures.meta_proxy import CLEAN, ERROR, FINDING, INCONCLUSIVE, classify_call, classify_error
+from fixtures.proxies.meta_proxy import CLEAN, ERROR, FINDING, INCONCLUSIVE, classify_call, classify_error
 
 
 def meta(*shape: int) -> torch.Tensor:
@@ -36,7 +36,7 @@ META_LIMITS = {
 }
 
 
-@pytest.mark.catches("fixtures/meta_proxy.py::classify_call")
+@pytest.mark.catches("fixtures/proxies/meta_proxy.py::classify_call")
 @pytest.mark.parametrize("case", list(MISMATCHES))
 def test_fault_real_device_mismatch_is_a_finding(case: str) -> None:
     result = classify_call(MISMATCHES[case], "meta")
@@ -63,12 +63,12 @@ def test_meta_only_work_is_clean() -> None:
     ],
     ids=["cuda:0 and cpu", "index on cpu, others on cuda:1"],
 )
-@pytest.mark.catches("fixtures/meta_proxy.py::classify_error")
+@pytest.mark.catches("fixtures/proxies/meta_proxy.py::classify_error")
 def test_fault_cuda_mismatch_wordings_are_findings(message: str) -> None:
     assert classify_error(RuntimeError(message)).kind == FINDING
 
 
-@pytest.mark.catches("fixtures/meta_proxy.py::classify_error")
+@pytest.mark.catches("fixtures/proxies/meta_proxy.py::classify_error")
 def test_fault_mismatch_wins_over_a_limit_in_the_same_error() -> None:
     error = NotImplementedError("Tensor on device cpu is not on the expected device meta!")
     assert classify_error(error).kind == FINDING
@@ -80,7 +80,7 @@ def test_an_unrelated_failure_is_neither() -> None:
 
 def test_cuda_target_checks_the_index() -> None:
     """Placement on cuda:1 versus cuda:0 is what kornia-2791 is about; classify_result compares indices."""
-    from fixtures.meta_proxy import same_device
+    from fixtures.proxies.meta_proxy import same_device
 
     assert not same_device(torch.device("cuda:0"), torch.device("cuda:1"))
     assert same_device(torch.device("cuda:1"), torch.device("cuda:1"))
@@ -96,7 +96,7 @@ def test_cuda_target_checks_the_index() -> None:
     ],
 )
 def test_first_line_names_the_type_and_keeps_one_line(error: BaseException, line: str) -> None:
-    from fixtures.meta_proxy import first_line
+    from fixtures.proxies.meta_proxy import first_line
 
     assert first_line(error) == line
 
@@ -116,7 +116,7 @@ def test_every_verdict_keeps_the_errors_first_line(error: BaseException, kind: s
     assert (result.kind, result.detail) == (kind, f"{type(error).__name__}: {str(error).splitlines()[0]}")
 
 
-@pytest.mark.catches("fixtures/meta_proxy.py::classify_call", "fixtures/meta_proxy.py::output_tensors")
+@pytest.mark.catches("fixtures/proxies/meta_proxy.py::classify_call", "fixtures/proxies/meta_proxy.py::output_tensors")
 @pytest.mark.parametrize(
     "result",
     [{"image": meta(3), "mask": torch.zeros(3)}, [meta(3), [torch.zeros(3)]]],
@@ -129,7 +129,7 @@ def test_fault_output_left_on_cpu_inside_a_container_is_named(result: object) ->
 
 
 def test_an_unindexed_device_matches_any_index_both_ways() -> None:
-    from fixtures.meta_proxy import same_device
+    from fixtures.proxies.meta_proxy import same_device
 
     assert same_device(torch.device("cuda"), torch.device("cuda:1"))
     assert not same_device(torch.device("cpu"), torch.device("meta"))

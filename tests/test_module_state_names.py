@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from fixtures.meta_proxy import FINDING
-from fixtures.module_state import device_move_check, unregistered_tensors
+from fixtures.proxies.meta_proxy import FINDING
+from fixtures.proxies.module_state import device_move_check, unregistered_tensors
 
 
 class PlainTables(nn.Module):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.outcomes import BugObserved, observe, skip_reason
+from fixtures.known_bugs.outcomes import BugObserved, observe, skip_reason
 
 
 def test_observe_raises_the_finding_with_its_description() -> None:

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from fixtures.race_budget import RaceBudget, RaceBudgetError, parse_race_budget
+from fixtures.determinism.race_budget import RaceBudget, RaceBudgetError, parse_race_budget
 
 
 @pytest.mark.parametrize(

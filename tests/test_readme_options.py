@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from reports.plugin_results import SELF_TEST_ENV
+from reports.run.plugin_results import SELF_TEST_ENV
 from tests.conftest import REPO
 
 README = REPO / "README.md"
@@ -34,7 +34,7 @@ VALUES = {
     "--seed N": "3",
     "--hypothesis-profile NAME": "dev",
     "--bug ID": "kornia-2791",
-    "--bug-registry=PATH": "fixtures/bugs.toml",
+    "--bug-registry=PATH": "fixtures/known_bugs/bugs.toml",
     "--sweep-allowlist=PATH": "suites/kornia_sweeps/allowlist.toml",
     "--report-dir DIR": "elsewhere",
     "-m min_cuda_devices": "min_cuda_devices",

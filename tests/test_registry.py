@@ -11,7 +11,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from fixtures.registry import DEFAULT_REGISTRY, Bug, RegistryError, load_registry, parse_bug
+from fixtures.known_bugs.registry import DEFAULT_REGISTRY, Bug, RegistryError, load_registry, parse_bug
 from tests.conftest import REPO
 
 VALID_ENTRY = """
@@ -49,7 +49,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_an_entry_reads_into_every_field(tmp_path: Path) -> None:
-    path = write(tmp_path, VALID_ENTRY + 'probe = "fixtures.probes:demo"\n' + VALID_ENTRY.replace("demo-1", "demo-2"))
+    path = write(tmp_path, VALID_ENTRY + 'probe = "fixtures.known_bugs.probes:demo"\n' + VALID_ENTRY.replace("demo-1", "demo-2"))
     registry = load_registry(path)
     assert registry["demo-1"] == Bug(
         id="demo-1",
@@ -61,7 +61,7 @@ def test_an_entry_reads_into_every_field(tmp_path: Path) -> None:
         fix="https://example.invalid/pull/2",
         kind="deterministic",
         symptom_device="cuda",
-        probe="fixtures.probes:demo",
+        probe="fixtures.known_bugs.probes:demo",
     )
     assert registry["demo-2"].id == "demo-2"
     assert registry["demo-2"].probe is None

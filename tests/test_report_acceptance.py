@@ -11,17 +11,9 @@ import pytest
 import torch
 
 from reports.__main__ import main
-from reports.acceptance import (
-    PARALLEL_MARKERS,
-    SERIAL_MARKERS,
-    WORSE_FIRST,
-    acceptance_steps,
-    combined_lines,
-    observed_folder,
-    summary_lines,
-    worse,
-)
-from reports.results import results_document
+from reports.acceptance.steps import PARALLEL_MARKERS, SERIAL_MARKERS, acceptance_steps, observed_folder
+from reports.acceptance.summary import WORSE_FIRST, combined_lines, summary_lines, worse
+from reports.run.results import results_document
 from tests.conftest import REPO
 from tests.test_report_workflow import load_workflow, marker_expression, parallel_and_serial_steps
 
@@ -142,7 +134,7 @@ def test_the_worse_verdict_wins(verdicts: list[str], combined: str) -> None:
 
 
 def test_the_order_names_every_verdict_the_plugin_gives() -> None:
-    from fixtures.verdicts import VERDICTS
+    from fixtures.known_bugs.verdicts import VERDICTS
 
     assert sorted(WORSE_FIRST) == sorted(VERDICTS)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from reports.__main__ import main
-from reports.compare import compare, comparison_html, comparison_text, exit_status
-from reports.matrix import matrix_columns, matrix_html, report_href
+from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
+from reports.across_runs.matrix import matrix_columns, matrix_html, report_href
 from tests.conftest import REPO
 
 ENVIRONMENT = {

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reports.environment import environment_rows
-from reports.html import VERDICTS_CSS, sweeps_summary, verdict_table
-from reports.plugin_html import escaped_rows, thumbnail_strip
+from reports.run.environment import environment_rows
+from reports.pages.html import VERDICTS_CSS, sweeps_summary, verdict_table
+from reports.run.plugin_html import escaped_rows, thumbnail_strip
 from tests.report_session import NOW, OUTCOMES, run_session
 
 

@@ -23,7 +23,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from reports.results import results_document
+from reports.run.results import results_document
 from tests.conftest import REPO
 from tests.test_report_compare import ENVIRONMENT
 

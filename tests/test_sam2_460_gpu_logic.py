@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from fixtures import precision
-from fixtures.outcomes import BugObserved, Inconclusive
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
 from suites.sam2_460_cudagraph import inductor_state
 from suites.sam2_460_cudagraph import test_compiled_encoder as compiled_encoder
 from suites.sam2_460_cudagraph.oracles import (

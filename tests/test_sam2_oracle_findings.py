@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fixtures.outcomes import BugObserved, Inconclusive
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
 from suites.sam2_460_cudagraph.oracles import (
     ATOL,
     RTOL,

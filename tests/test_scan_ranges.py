@@ -1,4 +1,4 @@
-"""Release-scan arithmetic (reports/scan_ranges.py): ordering, windows, disagreements, by table."""
+"""Release-scan arithmetic (reports/scan/ranges.py): ordering, windows, disagreements, by table."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from reports.scan_page import scan_document, scan_html
-from reports.scan_ranges import (
+from reports.scan.page import scan_document, scan_html
+from reports.scan.ranges import (
     ReleaseError,
     Window,
     disagreement,
@@ -19,7 +19,7 @@ from reports.scan_ranges import (
     scan_bug,
     unsettled,
 )
-from reports.scan_run import AGREE, BAD_INPUT, DISAGREE, UNDECIDED, scan_status, summary_lines
+from reports.scan.run import AGREE, BAD_INPUT, DISAGREE, UNDECIDED, scan_status, summary_lines
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from reports.__main__ import main
-from fixtures.registry import load_registry
-from reports.scan_run import ScanError, release_verdicts, scan, selected_bugs
+from fixtures.known_bugs.registry import load_registry
+from reports.scan.run import ScanError, release_verdicts, scan, selected_bugs
 
 REPO = Path(__file__).resolve().parents[1]
 # Only the suite's folder is collected: the scan's own speed, not the sweeps', is under test.

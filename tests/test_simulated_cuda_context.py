@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from fixtures.simulated_cuda import SimulationUnsupported, is_simulated, real_cpu, simulated_cuda
+from simcuda import SimulationUnsupported, is_simulated, real_cpu, simulated_cuda
 
 
 def torch_state() -> dict[str, object]:

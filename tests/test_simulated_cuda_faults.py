@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from fixtures.simulated_cuda import Simulation, simulated_cuda
+from simcuda import Simulation, simulated_cuda
 
 DEVICE = "cuda:1"
 ALLOWED = {DEVICE, "cpu"}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from fixtures.simulated_cuda import is_simulated, real_cpu, simulated_cuda
+from simcuda import is_simulated, real_cpu, simulated_cuda
 
 kornia = pytest.importorskip("kornia", reason="kornia is not installed")
 K = pytest.importorskip("kornia.augmentation")

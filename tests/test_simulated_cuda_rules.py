@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
-from fixtures.simulated_cuda import rules, simulated_cuda
+from simcuda import rules, simulated_cuda
 
 MISMATCH = rules.MISMATCH_PREFIX
 LONG = torch.long

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torchvision
 
-from fixtures.simulated_cuda import SimulationUnsupported, simulated_cuda
+from simcuda import SimulationUnsupported, simulated_cuda
 
 
 def jpeg_bytes(x: torch.Tensor) -> torch.Tensor:

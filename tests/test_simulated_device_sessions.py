@@ -20,7 +20,7 @@ REGISTRY = (
 TESTS = """
 import pytest
 import torch
-from fixtures.outcomes import BugObserved
+from fixtures.known_bugs.outcomes import BugObserved
 
 @pytest.mark.known_bug("{bug_id}")
 def test_direct(device, simulation):
@@ -75,7 +75,7 @@ def test_a_bug_the_simulation_cannot_show_is_skipped_there_with_the_reason(harne
     result = run(harness, registry, "race", True)
     result.assert_outcomes(passed=1, skipped=2)
     result.stdout.fnmatch_lines(["race*skipped*"])
-    result.stdout.fnmatch_lines(["*race cannot be simulated: fixtures/bugs.toml does not mark it simulable*"])
+    result.stdout.fnmatch_lines(["*race cannot be simulated: fixtures/known_bugs/bugs.toml does not mark it simulable*"])
 
 
 def test_what_the_simulation_refuses_is_inconclusive_never_a_pass(harness, registry) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 SWEEP_TESTS = """
-from fixtures.meta_proxy import ProxyResult
+from fixtures.proxies.meta_proxy import ProxyResult
 
 def test_found(sweep_record):
     sweep_record("device", "fake.found", "meta", ProxyResult("finding", "Tensor on device cpu is not on the expected device meta!", found="device-error"))

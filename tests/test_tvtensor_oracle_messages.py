@@ -7,7 +7,7 @@ import pytest
 import torch
 from torchvision import tv_tensors
 
-from fixtures.outcomes import BugObserved
+from fixtures.known_bugs.outcomes import BugObserved
 from suites.torchvision_8855_pin_memory.oracle import check_kept
 
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from fixtures.registry import load_registry
-from fixtures.verdicts import (
+from fixtures.known_bugs.registry import load_registry
+from fixtures.known_bugs.verdicts import (
     CONTROL,
     DIRECT,
     ERROR,
@@ -33,7 +33,7 @@ from fixtures.verdicts import (
     verdict_of_test,
 )
 from fixtures import versions
-from fixtures.versions import AffectedStatus, affected_status, place_release, version_is_affected
+from fixtures.known_bugs.versions import AffectedStatus, affected_status, place_release, version_is_affected
 
 BUGS = load_registry()
 
@@ -172,7 +172,7 @@ def test_sam2_from_git_saying_1_0_with_the_fix_is_placed_by_the_real_probe(monke
     monkeypatch.setattr(versions, "installed_version", lambda name: "1.0")
     status = affected_status(BUGS["sam2-460"])
     assert (status.affected, status.disagreement) == (False, "")
-    assert status.basis == "probe fixtures.probes:sam2_position_cache_is_warmed says the fix is present (version '1.0' cannot be placed)"
+    assert status.basis == "probe fixtures.known_bugs.probes:sam2_position_cache_is_warmed says the fix is present (version '1.0' cannot be placed)"
 
 
 def test_a_package_that_is_not_installed_is_not_placed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -357,7 +357,7 @@ def test_a_disagreeing_probe_is_stated_beside_the_verdict() -> None:
     verdict = bug_verdict(BUGS["sam2-460"], status, [obs(PROXY, OBSERVED, "cache answers on cpu")])
     assert verdict.verdict == "regressed"
     assert verdict.detail == (
-        "cache answers on cpu; probe fixtures.probes:sam2_position_cache_is_warmed says the fix is absent, "
+        "cache answers on cpu; probe fixtures.known_bugs.probes:sam2_position_cache_is_warmed says the fix is absent, "
         "against version 1.2.0"
     )
 
@@ -420,7 +420,7 @@ def test_messages_read_sensibly_for_a_bug_with_no_fix_yet() -> None:
 def test_stale_registry_message_states_what_decided(status: AffectedStatus, facts: str) -> None:
     assert stale_registry_message(KORNIA, status) == (
         f"NOT REPRODUCED kornia-2791: not observed on kornia 0.7.1, inside the registry's affected range {KORNIA.affected} "
-        f"({facts}). If this release fixes it, update [kornia-2791] affected (and first_fixed) in fixtures/bugs.toml."
+        f"({facts}). If this release fixes it, update [kornia-2791] affected (and first_fixed) in fixtures/known_bugs/bugs.toml."
     )
 
 
@@ -462,5 +462,5 @@ def test_a_probe_that_raises_cannot_tell_and_its_error_stays_in_the_basis(monkey
     assert (status.affected, status.version) == (None, "1.0")
     assert status.basis == (
         "version '1.0' cannot be placed, and no probe could tell; "
-        "probe fixtures.probes:sam2_position_cache_is_warmed failed: RuntimeError: GlobalHydra is already initialized"
+        "probe fixtures.known_bugs.probes:sam2_position_cache_is_warmed failed: RuntimeError: GlobalHydra is already initialized"
     )

@@ -13,10 +13,10 @@ import pytest
 import torch
 from kornia.augmentation import RandomPlanckianJitter
 
-from fixtures.foreign_allocations import foreign_allocation_detail
-from fixtures.meta_proxy import CLEAN, FINDING, classify_call, same_device
-from fixtures.module_state import held_tensors
-from fixtures.outcomes import BugObserved, Inconclusive, observe
+from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call, same_device
+from fixtures.proxies.module_state import held_tensors
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, observe
+from simcuda import describe
 
 DEFAULT_GPU = torch.device("cuda:0")
 # One multiply per channel and a clamp: a GPU may differ from the CPU by an FMA rounding, no more.
@@ -48,8 +48,8 @@ def moved_run_matches_cpu(
     run = classify_call(lambda: aug(image.to(device), params=device_params), device)
     observe(run.kind == FINDING, f"RandomPlanckianJitter on {device}: {run.detail}")
     assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
-    foreign = foreign_allocation_detail(simulation, device)
-    observe(foreign is not None, f"RandomPlanckianJitter on {device}: {foreign}")
+    foreign = simulation.foreign_allocations({"cpu", str(device)}) if simulation else []
+    observe(bool(foreign), f"RandomPlanckianJitter on {device}: {describe(foreign)}")
     actual = run.output.cpu()
     if not torch.allclose(actual, expected, atol=ATOL, rtol=RTOL):
         raise BugObserved(f"output on {device} differs from CPU by {(actual - expected).abs().max().item():.3g}")

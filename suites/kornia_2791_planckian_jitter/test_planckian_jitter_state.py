@@ -14,9 +14,9 @@ import torch
 from kornia.augmentation import RandomPlanckianJitter
 from torch import nn
 
-from fixtures.meta_proxy import ERROR, INCONCLUSIVE, classify_call, same_device
-from fixtures.module_state import held_tensors, registered_state
-from fixtures.outcomes import Inconclusive, observe
+from fixtures.proxies.meta_proxy import ERROR, INCONCLUSIVE, classify_call, same_device
+from fixtures.proxies.module_state import held_tensors, registered_state
+from fixtures.known_bugs.outcomes import Inconclusive, observe
 
 MODES = ["blackbody", "CIED"]
 STATE = "pl"

@@ -21,9 +21,9 @@ if not hasattr(kornia.enhance, "jpeg_codec_differentiable"):
 
 from kornia.enhance import jpeg_codec_differentiable  # noqa: E402 - only after the version guard
 
-from fixtures.foreign_allocations import foreign_allocation_detail  # noqa: E402
-from fixtures.meta_proxy import CLEAN, FINDING, classify_call  # noqa: E402
-from fixtures.outcomes import observe  # noqa: E402
+from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call  # noqa: E402
+from fixtures.known_bugs.outcomes import observe  # noqa: E402
+from simcuda import describe  # noqa: E402
 from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES  # noqa: E402
 
 # TF32 off while the device result is computed and compared with the CPU's.
@@ -50,8 +50,8 @@ def _run_on_device(call, device: torch.device, what: str, simulation: object | N
     run = classify_call(call, device)
     observe(run.kind == FINDING, f"{what} on {device}: {run.detail}")
     assert run.kind == CLEAN, f"harness: {what} failed on {device} for another reason: {run.detail}"
-    foreign = foreign_allocation_detail(simulation, device)
-    observe(foreign is not None, f"{what} on {device}: {foreign}")
+    foreign = simulation.foreign_allocations({"cpu", str(device)}) if simulation else []
+    observe(bool(foreign), f"{what} on {device}: {describe(foreign)}")
     return run.output
 
 

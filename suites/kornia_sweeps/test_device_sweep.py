@@ -1,7 +1,7 @@
 """Device sweep (the kornia-2837 class): public kornia functions and augmentations on one device.
 
 On the `cpu` parametrization the inputs go to `meta` (the CPU proxy); on `cuda:N` to that GPU
-(argued, not run here). The classifier in fixtures/meta_proxy.py sorts each outcome. A failure it
+(argued, not run here). The classifier in fixtures/proxies/meta_proxy.py sorts each outcome. A failure it
 cannot place is checked against the same call on CPU inputs: failing there too means the sweep's
 arguments are wrong (a harness error); passing there means the target device could not run it --
 inconclusive on meta, a finding on a GPU.
@@ -20,8 +20,7 @@ import pytest
 import torch
 from packaging.version import Version
 
-from fixtures.foreign_allocations import foreign_allocation_detail
-from fixtures.meta_proxy import (
+from fixtures.proxies.meta_proxy import (
     CLEAN,
     DEVICE_ERROR,
     ERROR,
@@ -31,7 +30,7 @@ from fixtures.meta_proxy import (
     classify_call,
     output_tensors,
 )
-from fixtures.simulated_cuda import SimulationUnsupported
+from simcuda import SimulationUnsupported, describe
 from suites.kornia_sweeps.targets import MOVED, NOT_MOVED, TABLE_WRITTEN_FOR, SweepCall, device_targets, function_targets
 
 TARGETS = {target.name: target for target in device_targets()}
@@ -103,8 +102,8 @@ def simulated_result(target: SweepCall, device: torch.device, simulation: object
         return ProxyResult(FINDING, f"fails on {device}, runs on cpu: {run.detail}", found=DEVICE_ERROR)
     if run.kind != CLEAN:
         return run
-    if (foreign := foreign_allocation_detail(simulation, device, since=logged)) is not None:
-        return ProxyResult(FINDING, foreign, found=FOREIGN_ALLOCATION)
+    if foreign := simulation.foreign_allocations({"cpu", str(device)}, since=logged):
+        return ProxyResult(FINDING, describe(foreign), found=FOREIGN_ALLOCATION)
     if (mismatch := value_mismatch(run.output, expected)) is not None:
         return ProxyResult(FINDING, f"on {device} with the CPU run's seed: {mismatch}", found=VALUE_MISMATCH)
     return ProxyResult(CLEAN)

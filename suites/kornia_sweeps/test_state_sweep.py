@@ -11,8 +11,8 @@ import pytest
 import torch
 from torch import nn
 
-from fixtures.meta_proxy import CLEAN, FINDING, INCONCLUSIVE, ProxyResult
-from fixtures.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
+from fixtures.proxies.meta_proxy import CLEAN, FINDING, INCONCLUSIVE, ProxyResult
+from fixtures.proxies.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
 from suites.kornia_sweeps.targets import build, state_targets
 
 TARGETS = state_targets()

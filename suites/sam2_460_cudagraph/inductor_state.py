@@ -1,6 +1,6 @@
 """What the comparison and the verdict depend on inside torch, read or set here so that the
 oracles stay pure: whether inductor really ran the graphs as CUDA graphs, and on which GPU the
-position cache is warmed (the fp32 precision in force: fixtures/precision.py).
+position cache is warmed (the fp32 precision in force: fixtures/determinism/precision.py).
 
 Read from torch 2.15's sources: inductor bumps counters["inductor"]["cudagraph_skips"] whenever
 it falls back from CUDA graphs (torch/_inductor/cudagraph_utils.py, e.g. "skipping cudagraphs
@@ -15,7 +15,7 @@ from typing import ContextManager
 
 import torch
 
-from fixtures.devices import cuda_index
+from fixtures.devices.spec import cuda_index
 
 
 def cudagraph_skips() -> int:

@@ -10,8 +10,8 @@ from functools import cache
 
 import torch
 
-from fixtures.meta_proxy import ERROR, FINDING, INCONCLUSIVE, classify_call
-from fixtures.outcomes import BugObserved, Inconclusive, observe
+from fixtures.proxies.meta_proxy import ERROR, FINDING, INCONCLUSIVE, classify_call
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, observe
 
 # Stands in for the stack trace in torch's message, to cut off the part every such error shares.
 _TRACE_MARK = "\x00stack trace\x00"

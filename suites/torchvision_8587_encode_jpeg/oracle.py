@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from PIL import Image, ImageFile
 from torchvision.io import decode_jpeg
 
-from fixtures.outcomes import BugObserved
+from fixtures.known_bugs.outcomes import BugObserved
 
 # Mean absolute difference in 0-255 units (upstream's "x255" on [0, 1] images). Upstream used
 # 5.0 at quality 100. Correct encodes measured here (torchvision 0.29.1, CPU, q=100, sizes

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from fixtures.outcomes import BugObserved
+from fixtures.known_bugs.outcomes import BugObserved
 
 
 def metadata(tensor: torch.Tensor) -> dict[str, object]:

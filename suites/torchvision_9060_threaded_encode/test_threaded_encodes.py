@@ -10,8 +10,8 @@ import pytest
 import torch
 from torchvision.io import encode_jpeg
 
-from fixtures.outcomes import BugObserved
-from fixtures.race_budget import RaceBudget
+from fixtures.known_bugs.outcomes import BugObserved
+from fixtures.determinism.race_budget import RaceBudget
 
 from suites.torchvision_8587_encode_jpeg.device_load import keep_busy_until
 from suites.torchvision_8587_encode_jpeg.images import gradient_image

@@ -1,0 +1,52 @@
+"""`python -m reports acceptance`'s two pytest steps, as the GPU workflow runs them (one xdist
+worker per GPU, then a serial step for multi-GPU and isolated tests), and the folder under
+reports/observed/<date>-<gpu-model>/ that keeps their reports. summary.py reads them back.
+
+Pure functions; __main__.py runs them. No GPU was at hand when this was written: it is argued
+from the workflow and the plugins, not run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from reports import REPOSITORY
+
+# The two steps' selections; tests/test_report_workflow.py checks the workflow uses the same.
+PARALLEL_MARKERS = "not min_cuda_devices and not isolated_on_gpu"
+SERIAL_MARKERS = "min_cuda_devices or isolated_on_gpu"
+OBSERVED_ROOT = REPOSITORY / "reports" / "observed"
+DEFAULT_RACE_BUDGET = "2000,300s"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str  # "parallel" or "serial": also its report folder
+    command: tuple[str, ...]
+
+
+def acceptance_steps(python: str, gpu_count: int, out_dir: Path, race_budget: str = DEFAULT_RACE_BUDGET) -> list[Step]:
+    """The pytest runs, in order: the xdist step needs at least one GPU (one worker each)."""
+    if gpu_count < 1:
+        raise ValueError("the acceptance run needs a visible GPU (nvidia-smi / torch.cuda.device_count() saw none)")
+    shared = (
+        python, "-m", "pytest", "suites", "--device", "cuda", "--require-gpu", "--strict-sweeps",
+        "--hypothesis-profile=gpu", f"--race-budget={race_budget}", "-p", "no:cacheprovider",
+    )
+    return [
+        Step("parallel", (*shared, "-n", str(gpu_count), "-m", PARALLEL_MARKERS, f"--report-dir={out_dir / 'parallel'}")),
+        Step("serial", (*shared, "-m", SERIAL_MARKERS, f"--report-dir={out_dir / 'serial'}")),
+    ]
+
+
+def observed_folder(date: str, gpu_names: list[str], root: Path = OBSERVED_ROOT) -> Path:
+    """<repository>/reports/observed/2026-11-22-nvidia-h100-80gb-hbm3 (the first GPU's model; "x2" and
+    "+a100" style suffixes when there are several)."""
+    if not gpu_names:
+        raise ValueError("no GPU name to name the folder by")
+    models = list(dict.fromkeys(gpu_names))
+    slug = "+".join(re.sub(r"[^a-z0-9]+", "-", model.lower()).strip("-") for model in models)
+    count = f"-x{len(gpu_names)}" if len(gpu_names) > 1 else ""
+    return root / f"{date}-{slug}{count}"

@@ -1,0 +1,58 @@
+"""`python -m reports acceptance`'s summary: per step and per bug the verdict, the evidence and the
+GPUs its tests ran on, then one combined line per bug over the steps."""
+
+from __future__ import annotations
+
+from fixtures.known_bugs.verdicts import ERROR, FIXED, INCONCLUSIVE, NOT_REPRODUCED, REGRESSED, REPRODUCED, SKIPPED
+
+# The combined verdict of a bug over both steps is the first of these that either step gave.
+WORSE_FIRST = (ERROR, REGRESSED, NOT_REPRODUCED, REPRODUCED, FIXED, INCONCLUSIVE, SKIPPED)
+
+
+def gpus_by_bug(document: dict) -> dict[str, list[str]]:
+    """Per bug id: the distinct `gpu` properties of its tests that ran on a GPU, sorted."""
+    found: dict[str, set[str]] = {}
+    for test in document["tests"]:
+        properties = test.get("properties", {})
+        if "known_bug" in properties and "gpu" in properties:
+            found.setdefault(properties["known_bug"], set()).add(properties["gpu"])
+    return {bug: sorted(gpus) for bug, gpus in found.items()}
+
+
+def summary_lines(step: str, document: dict) -> list[str]:
+    """One line per bug of one step's results.json: verdict, evidence, GPUs, what decided."""
+    gpus = gpus_by_bug(document)
+    lines = [f"[{step}] exit status {document['exit_status']}"]
+    for record in document["verdicts"]:
+        ran_on = ", ".join(gpus.get(record["bug_id"], [])) or "no GPU test ran"
+        lines.append(
+            f"  {record['bug_id']:<17} {record['verdict']:<15} {record['evidence'] or '-':<7} GPUs: {ran_on}"
+            f" | {record['detail']}"
+        )
+    return lines
+
+
+def missing_results_lines(step: str, problem: str) -> list[str]:
+    """The summary of a step that left no readable results.json (pytest itself died)."""
+    return [f"[{step}] no results.json (crashed?): {problem}"]
+
+
+def worse(verdicts: list[str]) -> str:
+    """The worst verdict; one these tools do not know counts as worst of all, to be looked at."""
+    return min(verdicts, key=lambda verdict: WORSE_FIRST.index(verdict) if verdict in WORSE_FIRST else -1)
+
+
+def combined_lines(documents: dict[str, dict | None]) -> list[str]:
+    """One line per bug over every step (step name -> its results.json, None when it left none):
+    the worse verdict wins, and a step without results counts as an error for every bug."""
+    by_bug: dict[str, dict[str, str]] = {}
+    for step, document in documents.items():
+        for record in document["verdicts"] if document else []:
+            by_bug.setdefault(record["bug_id"], {})[step] = record["verdict"]
+    missing = [step for step, document in documents.items() if document is None]
+    lines = ["[combined] the worse verdict of the steps" + (f"; {', '.join(missing)}: no results.json, counted as error" if missing else "")]
+    for bug_id, verdicts in by_bug.items():
+        each = {**verdicts, **dict.fromkeys(missing, ERROR)}
+        parts = ", ".join(f"{step} {verdict}" for step, verdict in each.items())
+        lines.append(f"  {bug_id:<17} {worse(list(each.values())):<15} ({parts})")
+    return lines

@@ -1,0 +1,1 @@
+"""python -m reports compare / matrix: reading several results.json files. See reports/README.md."""

@@ -1,0 +1,189 @@
+"""What changed between two runs (the last release and the candidate, say): pure functions over
+two results documents, and their text and HTML views."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from reports.run.environment import gpu_summary, release_summary
+from reports.pages.html import standalone_page, verdict_badge
+
+REGRESSED = "regressed"
+FIXED = "fixed"
+ERROR = "error"  # a test of the bug errored: the candidate cannot be judged on it
+
+
+@dataclass(frozen=True)
+class VerdictChange:
+    bug_id: str
+    old: str | None  # None: the bug was not in that run
+    new: str | None
+    old_release: str
+    new_release: str
+
+
+@dataclass(frozen=True)
+class OutcomeChange:
+    nodeid: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    old_run: str
+    new_run: str
+    verdict_changes: tuple[VerdictChange, ...]
+    outcome_changes: tuple[OutcomeChange, ...]
+    tests_added: tuple[str, ...]
+    tests_removed: tuple[str, ...]
+
+    @property
+    def new_regressions(self) -> tuple[VerdictChange, ...]:
+        return tuple(change for change in self.verdict_changes if change.new == REGRESSED)
+
+    @property
+    def new_errors(self) -> tuple[VerdictChange, ...]:
+        return tuple(change for change in self.verdict_changes if change.new == ERROR)
+
+    @property
+    def newly_fixed(self) -> tuple[VerdictChange, ...]:
+        return tuple(change for change in self.verdict_changes if change.new == FIXED and change.old is not None)
+
+
+def run_label(document: dict) -> str:
+    """'torch 2.14.1, torchvision 0.29.1, kornia 0.9.0 on CPU only'."""
+    environment = document["environment"]
+    return f"{release_summary(environment)} on {gpu_summary(environment)}"
+
+
+def _release(record: dict | None) -> str:
+    if record is None:
+        return ""
+    return f"{record['package']} {record['installed'] or '(not installed)'}"
+
+
+def verdict_changes(old: dict, new: dict) -> tuple[VerdictChange, ...]:
+    """Every bug whose verdict differs, in the new run's order, then bugs only the old run had."""
+    old_records = {record["bug_id"]: record for record in old["verdicts"]}
+    new_records = {record["bug_id"]: record for record in new["verdicts"]}
+    changes = []
+    for bug_id in [*new_records, *(bug_id for bug_id in old_records if bug_id not in new_records)]:
+        before, after = old_records.get(bug_id), new_records.get(bug_id)
+        old_verdict = before["verdict"] if before else None
+        new_verdict = after["verdict"] if after else None
+        if old_verdict != new_verdict:
+            changes.append(VerdictChange(bug_id, old_verdict, new_verdict, _release(before), _release(after)))
+    return tuple(changes)
+
+
+def compare(old: dict, new: dict) -> Comparison:
+    old_outcomes = {test["nodeid"]: test["outcome"] for test in old["tests"]}
+    new_outcomes = {test["nodeid"]: test["outcome"] for test in new["tests"]}
+    return Comparison(
+        old_run=run_label(old),
+        new_run=run_label(new),
+        verdict_changes=verdict_changes(old, new),
+        outcome_changes=tuple(
+            OutcomeChange(nodeid, old_outcomes[nodeid], outcome)
+            for nodeid, outcome in new_outcomes.items()
+            if nodeid in old_outcomes and old_outcomes[nodeid] != outcome
+        ),
+        tests_added=tuple(nodeid for nodeid in new_outcomes if nodeid not in old_outcomes),
+        tests_removed=tuple(nodeid for nodeid in old_outcomes if nodeid not in new_outcomes),
+    )
+
+
+def exit_status(comparison: Comparison) -> int:
+    """1 when the new run has a regression or an error the old one did not: the candidate must
+    not ship (an error means a bug could not be judged)."""
+    return 1 if comparison.new_regressions or comparison.new_errors else 0
+
+
+def _verdict_word(verdict: str | None) -> str:
+    return verdict or "(absent)"
+
+
+def _change_line(change: VerdictChange) -> str:
+    same = change.old_release == change.new_release
+    releases = change.new_release if same else f"{change.old_release or '-'} -> {change.new_release or '-'}"
+    return f"  {change.bug_id:<20} {_verdict_word(change.old):>15} -> {_verdict_word(change.new):<15} ({releases})"
+
+
+def comparison_text(comparison: Comparison, old_name: str, new_name: str) -> str:
+    """The terminal view: headline first, then each kind of change with its count."""
+    lines = [f"old: {old_name}: {comparison.old_run}", f"new: {new_name}: {comparison.new_run}"]
+    groups = [
+        ("NEW REGRESSIONS", [_change_line(change) for change in comparison.new_regressions]),
+        ("NEW ERRORS", [_change_line(change) for change in comparison.new_errors]),
+        ("newly fixed", [_change_line(change) for change in comparison.newly_fixed]),
+        ("verdict changes", [_change_line(change) for change in comparison.verdict_changes]),
+        ("test outcome changes", [f"  {c.nodeid}: {c.old} -> {c.new}" for c in comparison.outcome_changes]),
+        ("tests added", [f"  {nodeid}" for nodeid in comparison.tests_added]),
+        ("tests removed", [f"  {nodeid}" for nodeid in comparison.tests_removed]),
+    ]
+    for title, entries in groups:
+        lines.append(f"{title}: {len(entries)}")
+        lines.extend(entries)
+    return "\n".join(lines)
+
+
+def _change_rows(changes: tuple[VerdictChange, ...]) -> str:
+    return "".join(
+        f'<tr class="verdict-{escape(change.new or "none")}" data-bug="{escape(change.bug_id)}">'
+        f"<td><code>{escape(change.bug_id)}</code></td><td>{verdict_badge(change.old)}</td>"
+        f"<td>{verdict_badge(change.new)}</td><td>{escape(change.old_release)}</td><td>{escape(change.new_release)}</td></tr>"
+        for change in changes
+    )
+
+
+def _change_table(changes: tuple[VerdictChange, ...], css_id: str) -> str:
+    if not changes:
+        return '<p class="muted">None.</p>'
+    header = "<tr><th>Bug</th><th>Old verdict</th><th>New verdict</th><th>Old release</th><th>New release</th></tr>"
+    return f'<table class="harness-table" id="{css_id}"><thead>{header}</thead><tbody>{_change_rows(changes)}</tbody></table>'
+
+
+def _test_list(nodeids: list[str], css_id: str) -> str:
+    if not nodeids:
+        return '<p class="muted">None.</p>'
+    return f'<ul id="{css_id}">' + "".join(f"<li><code>{escape(nodeid)}</code></li>" for nodeid in nodeids) + "</ul>"
+
+
+def comparison_html(comparison: Comparison, old_name: str, new_name: str) -> str:
+    """The compare page: new regressions on top, in red, then everything else that changed."""
+    regressions, errors = len(comparison.new_regressions), len(comparison.new_errors)
+    alarms = [
+        f'<span class="verdict verdict-{verdict}">{count} new {word}(s)</span>'
+        for verdict, word, count in ((REGRESSED, "regression", regressions), (ERROR, "error", errors))
+        if count
+    ]
+    calm = '<span class="verdict verdict-fixed">no new regression</span>'
+    headline = f'<p class="headline">{" ".join(alarms) or calm}</p>'
+    runs = (
+        '<table class="harness-table"><tr><th>old</th>'
+        f"<td><code>{escape(old_name)}</code></td><td>{escape(comparison.old_run)}</td></tr>"
+        f"<tr><th>new</th><td><code>{escape(new_name)}</code></td><td>{escape(comparison.new_run)}</td></tr></table>"
+    )
+    outcome_items = [f"{change.nodeid}: {change.old} -> {change.new}" for change in comparison.outcome_changes]
+    body = "".join(
+        [
+            headline,
+            runs,
+            f"<h2>New regressions ({regressions})</h2>",
+            _change_table(comparison.new_regressions, "new-regressions"),
+            *([f"<h2>New errors ({errors})</h2>", _change_table(comparison.new_errors, "new-errors")] if errors else []),
+            f"<h2>Newly fixed ({len(comparison.newly_fixed)})</h2>",
+            _change_table(comparison.newly_fixed, "newly-fixed"),
+            f"<h2>All verdict changes ({len(comparison.verdict_changes)})</h2>",
+            _change_table(comparison.verdict_changes, "verdict-changes"),
+            f"<h2>Test outcome changes ({len(outcome_items)})</h2>",
+            _test_list(outcome_items, "outcome-changes"),
+            f"<h2>Tests added ({len(comparison.tests_added)})</h2>",
+            _test_list(list(comparison.tests_added), "tests-added"),
+            f"<h2>Tests removed ({len(comparison.tests_removed)})</h2>",
+            _test_list(list(comparison.tests_removed), "tests-removed"),
+        ]
+    )
+    return standalone_page("What changed between two runs", body)

@@ -1,0 +1,138 @@
+"""pytest plugin: where a run's reports go, and writing results.json.
+
+A run of the suites writes report.html (pytest-html, self-contained), junit.xml and
+results.json under reports/out/ unless told otherwise; a run of the self-tests writes nothing
+unless asked (--report-dir), and neither does any session the self-tests start: they run with
+$HARNESS_SELF_TEST set (tests/conftest.py), so the suites' reports of the last `pytest` stay. Records are built from test reports on the controller, so a
+pytest-xdist run loses and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from fixtures.devices.plugin import workers_seen
+from fixtures.known_bugs.plugin import VERDICTS, bug_status, registry_of
+from reports.run.environment import environment_facts
+from reports.run.results import merge_test_record, results_document, verdict_record
+
+DEFAULT_REPORT_DIR = "reports/out"
+# Set for the self-tests and every session they start (in process, pytester subprocess or plain
+# subprocess): the default report directory is then off, --report-dir still writes.
+SELF_TEST_ENV = "HARNESS_SELF_TEST"
+# Computed once per session, on the controller, and shared with the HTML report (plugin_html).
+ENVIRONMENT = pytest.StashKey[dict]()
+SECTIONS = pytest.StashKey[dict]()
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from reports.run import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness reports")
+    group.addoption(
+        "--report-dir",
+        default=None,
+        metavar="DIR",
+        help=f"write report.html, junit.xml and results.json here (default for runs of suites/: {DEFAULT_REPORT_DIR})",
+    )
+    group.addoption("--no-reports", action="store_true", help="write no report files")
+
+
+def runs_the_suites(config: pytest.Config) -> bool:
+    """True for a run of suites/ (no arguments, or only paths inside it)."""
+    suites = config.rootpath / "suites"
+    paths = [Path(arg.split("::")[0]) for arg in config.args]
+    return all((config.invocation_params.dir / path).resolve().is_relative_to(suites) for path in paths)
+
+
+def report_dir(config: pytest.Config) -> Path | None:
+    if config.getoption("no_reports"):
+        return None
+    chosen = config.getoption("report_dir")
+    if chosen:
+        return Path(chosen)
+    if os.environ.get(SELF_TEST_ENV):
+        return None
+    return config.rootpath / DEFAULT_REPORT_DIR if runs_the_suites(config) else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    directory = report_dir(config)
+    if directory is None or hasattr(config, "workerinput"):
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    # Before pytest-html's and junitxml's own pytest_configure read these options.
+    if not config.option.htmlpath:
+        config.option.htmlpath = str(directory / "report.html")
+        config.option.self_contained_html = True
+    if not config.option.xmlpath:
+        config.option.xmlpath = str(directory / "junit.xml")
+    config.pluginmanager.register(ResultsWriter(config, directory / "results.json"), "harness-results")
+
+
+def session_environment(config: pytest.Config) -> dict:
+    """The run's environment facts, read once at the end of the session (they initialise CUDA)."""
+    if ENVIRONMENT not in config.stash:
+        config.stash[ENVIRONMENT] = environment_facts(workers_seen(config))
+    return config.stash[ENVIRONMENT]
+
+
+def session_sections(config: pytest.Config) -> dict:
+    """The sections other plugins contribute through pytest_harness_results, asked once."""
+    if SECTIONS not in config.stash:
+        sections: dict = {}
+        for contribution in config.hook.pytest_harness_results(config=config):
+            sections.update(contribution or {})
+        config.stash[SECTIONS] = sections
+    return config.stash[SECTIONS]
+
+
+def verdict_records(config: pytest.Config) -> list[dict]:
+    """One results.json verdict record per bug; empty before the verdicts are drawn."""
+    registry = registry_of(config)
+    return [
+        verdict_record(registry[v.bug_id], bug_status(config, registry[v.bug_id]), v)
+        for v in config.stash.get(VERDICTS, [])
+    ]
+
+
+class ResultsWriter:
+    def __init__(self, config: pytest.Config, path: Path) -> None:
+        self.config = config
+        self.path = path
+        self.started = _now()
+        self.tests: dict[str, dict] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.tests[report.nodeid] = merge_test_record(self.tests.get(report.nodeid), report)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        config = self.config
+        document = results_document(
+            started=self.started,
+            finished=_now(),
+            exit_status=int(session.exitstatus),  # the verdicts may have failed the run
+            environment=session_environment(config),
+            verdicts=verdict_records(config),
+            tests=list(self.tests.values()),
+            sections=session_sections(config),
+        )
+        self.path.write_text(json.dumps(document, indent=1, default=str), encoding="utf-8")
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        terminalreporter.write_sep("-", f"results: {self.path}")
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,76 @@
+"""simcuda: a simulated CUDA device on the CPU, to test device placement in CPU-only CI.
+
+```python
+from simcuda import simulated_cuda, SimulationUnsupported, is_simulated, real_cpu
+
+with simulated_cuda(device_count=2) as sim:      # everything restored on exit, even on an exception
+    sim.set_device(1)                             # "cuda" now means cuda:1
+    x = torch.rand(2, 3, device="cuda:1")         # x.device == torch.device("cuda:1"), x.is_cuda
+    y = x.cpu() + 1                               # real data: .item(), .tolist(), print all work
+    sim.allocations                               # [Allocation(op, device, shape, dtype, caller, source)]
+    sim.devices_touched()                         # {"cuda:1", "cpu"}
+    sim.foreign_allocations(allowed={"cuda:1", "cpu"})   # made on a device the test never asked for
+real_cpu(x)                                       # the CPU tensor holding x's data (plain tensors: as is)
+is_simulated(x)                                   # True
+```
+
+`pytest --simcuda` runs a project's own test suite on a simulated `cuda:1` (pytest_plugin.py; the
+package's README says what it proves and what it never claims).
+
+Inside the context a simulated tensor is a wrapper subclass (tensor.py) over a real CPU tensor; a
+dispatch mode runs every ATen op on the CPU data under PyTorch's device rules (rules.py) and logs
+every tensor made (allocations.py); a function mode re-expresses calls naming a CUDA device before
+PyTorch's bindings would start real CUDA (modes.py); `torch.cuda`'s device/stream/event API is stood
+in for (stand_ins.py). What it cannot imitate raises `SimulationUnsupported` naming the feature:
+CUDA graphs, nvJPEG (torchvision.io on cuda), torch.compile, pinned memory, DataLoader workers and
+CUDA from other threads, autograd backward, `torch.Generator(device="cuda")`, CUDA event timing,
+ops without a CPU kernel.
+
+It proves placement under PyTorch's op-level rules; it says nothing about kernels, numerics (TF32),
+races, streams, memory or speed. Known limits:
+- 0-dim CPU tensors may meet CUDA tensors in every op (FakeTensor's rule); the few CUDA kernels that
+  reject them are missed (a false negative, never a false alarm). Every mismatch gets
+  TensorIterator's text; argument-checking kernels word it differently after the common prefix
+  "Expected all tensors to be on the same device".
+- Random ops draw from the CPU generator (torch.cuda's RNG functions answer with it): comparable
+  with CPU under one seed, not with real CUDA random streams.
+- cuDNN is disabled inside, so composite ops take their native paths.
+- CUDA use from another thread is refused while real CUDA is uninitialised (always, on a machine
+  without a GPU); once a real GPU was used in the process, such calls reach it (argued, not run).
+- C++ entry points that reach CUDA without passing `torch.cuda._lazy_init` (legacy
+  `x.type(torch.cuda.FloatTensor)`) fail with PyTorch's own driver error.
+- One process-wide effect cannot be undone: `torch._C._ensureCUDADeviceGuardSet()` (C++ device
+  guards stop asking the driver; a no-op on a machine with a GPU).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from simcuda.unsupported import SimulationUnsupported
+
+if TYPE_CHECKING:
+    from simcuda.allocations import Allocation, describe
+    from simcuda.simulation import Simulation, current_simulation, simulated_cuda
+    from simcuda.tensor import SimulatedTensor, is_simulated, real_cpu
+
+# Names whose modules import torch, loaded on first use: this package's pytest plugin is loaded by
+# every pytest session of an environment that has it installed, and costs nothing when unused.
+_LAZY = {
+    "Allocation": "simcuda.allocations",
+    "describe": "simcuda.allocations",
+    "Simulation": "simcuda.simulation",
+    "current_simulation": "simcuda.simulation",
+    "simulated_cuda": "simcuda.simulation",
+    "SimulatedTensor": "simcuda.tensor",
+    "is_simulated": "simcuda.tensor",
+    "real_cpu": "simcuda.tensor",
+}
+__all__ = ["SimulationUnsupported", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'simcuda' has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)

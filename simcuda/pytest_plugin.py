@@ -1,0 +1,219 @@
+"""pytest plugin: run a project's own tests on a simulated second GPU (`pytest --simcuda`).
+
+Registered through this distribution's `pytest11` entry point and inactive unless asked: with
+`--simcuda` (or on a test marked `simcuda`), each test's setup, call and teardown run inside one
+`simulated_cuda()` context (runs.py) with the simulated device current, so "cuda" names it, and:
+
+- the project's device choice becomes the simulated device: a `device` fixture (kornia's
+  convention) answers it, and from before the first conftest is imported until the session ends
+  `torch.cuda.is_available()` / `device_count()` answer as on a two-GPU machine, so device
+  parametrizations and skips computed at collection (torchvision's `cpu_and_cuda()`,
+  `needs_cuda`) collect their CUDA cases;
+- a SimulationUnsupported anywhere in a phase, even one the test caught, makes that phase a skip
+  naming the feature, never a pass;
+- an allocation on a device the test never asked for (the default cuda:0 during a cuda:1 test)
+  fails the test, naming the op and its caller (`--simcuda-foreign=report`: listed only);
+- the terminal summary and a JSON file (`--simcuda-report`) count the tests run, passed, failed,
+  refused by feature, and list the foreign allocations with their callers.
+
+Nothing here imports torch until a test runs simulated.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from simcuda.runs import SimulatedRun
+
+DEFAULT_DEVICE = "cuda:1"
+DEFAULT_REPORT = "simcuda-report.json"
+_RECORD = "simcuda"  # the user property carrying a test's record to the controller
+_RUN = pytest.StashKey["SimulatedRun"]()
+_PHASE_REFUSAL = pytest.StashKey[dict]()  # phase -> the first feature refused in it
+_COLLECTION_VIEW = pytest.StashKey[list]()  # (owner, name, saved value) put back at the end
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("simcuda", "simulated CUDA device (simcuda)")
+    group.addoption(
+        "--simcuda", action="store_true", help="run every test on a simulated CUDA device (cuda:1 unless --simcuda-device says)"
+    )
+    group.addoption("--simcuda-device", default=DEFAULT_DEVICE, metavar="cuda:N", help=f"the simulated device tests run on (default {DEFAULT_DEVICE})")
+    group.addoption(
+        "--simcuda-foreign",
+        choices=("fail", "report"),
+        default="fail",
+        help="an allocation on a device the test never asked for: fail the test (default) or only report it",
+    )
+    group.addoption("--simcuda-report", default=None, metavar="PATH", help=f"the JSON summary (default with --simcuda: {DEFAULT_REPORT})")
+
+
+def _active(config: pytest.Config) -> bool:
+    return bool(config.getoption("simcuda", False))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
+    """Before the project's first conftest is imported: the CUDA view that collection reads."""
+    if getattr(early_config.known_args_namespace, "simcuda", False):
+        early_config.stash[_COLLECTION_VIEW] = _install_collection_view(early_config.known_args_namespace.simcuda_device)
+    return (yield)
+
+
+def _install_collection_view(device_text: str) -> list[tuple[Any, str, Any]]:
+    """torch.cuda.is_available() True and device_count() as the simulated machine has, while the
+    project collects; the simulation's own stand-ins take over inside each test."""
+    import torch
+
+    from simcuda.runs import parse_simulated_device
+
+    try:
+        device = parse_simulated_device(device_text)
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    count = max(2, device.index + 1)
+    view = {"is_available": lambda: True, "device_count": lambda: count}
+    saved = [(torch.cuda, name, getattr(torch.cuda, name)) for name in view]
+    for name, stand_in in view.items():
+        setattr(torch.cuda, name, stand_in)
+    return saved
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "simcuda(device='cuda:1', foreign='fail'): run this test on the simulated CUDA device (as --simcuda does for every test)",
+    )
+    asked = _active(config) or config.getoption("simcuda_report")
+    if asked and not hasattr(config, "workerinput"):  # workers' records reach the controller's summary
+        config.pluginmanager.register(SimulatedSessionSummary(config), "simcuda-summary")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for owner, name, value in config.stash.get(_COLLECTION_VIEW, []):
+        setattr(owner, name, value)
+
+
+def start(item: pytest.Item, device: str, foreign: str = "fail") -> SimulatedRun:
+    """Open `item`'s simulated run now (from a fixture, or at setup for --simcuda); the plugin
+    closes it after the test's teardown and turns what it saw into the test's outcome."""
+    from simcuda.runs import SimulatedRun, parse_simulated_device
+
+    run = SimulatedRun(parse_simulated_device(device), foreign, str(item.path))
+    item.stash[_RUN] = run
+    return run
+
+
+def run_of(item: pytest.Item) -> SimulatedRun | None:
+    return item.stash.get(_RUN, None)
+
+
+def phase_refusal(item: pytest.Item, when: str) -> str | None:
+    """The first feature the simulation refused in this phase of the test, or None."""
+    return item.stash.get(_PHASE_REFUSAL, {}).get(when)
+
+
+def _wanted(item: pytest.Item) -> tuple[str, str] | None:
+    """(device, foreign policy) when the test runs simulated from its setup on."""
+    marker = item.get_closest_marker("simcuda")
+    config = item.config
+    if marker is None and not _active(config):
+        return None
+    options = marker.kwargs if marker is not None else {}
+    return options.get("device", config.getoption("simcuda_device")), options.get("foreign", config.getoption("simcuda_foreign"))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # before every fixture and every other plugin's setup
+def pytest_runtest_setup(item: pytest.Item):
+    wanted = _wanted(item)
+    if wanted is not None:
+        try:
+            start(item, *wanted)
+        except ValueError as error:
+            raise pytest.UsageError(str(error)) from None
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # after every fixture's finalizer
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    try:
+        return (yield)
+    finally:
+        if (run := run_of(item)) is not None:
+            run.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
+    """A project's own `device` fixture answers the simulated device, in the type it chose."""
+    value = yield
+    run = run_of(request.node) if fixturedef.argname == "device" and _wanted(request.node) else None
+    if run is None or value is None:
+        return value
+    simulated = type(value)(str(run.device)) if isinstance(value, str) else run.device
+    if fixturedef.cached_result is not None:
+        fixturedef.cached_result = (simulated, fixturedef.cached_result[1], None)
+    return simulated
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)  # innermost: other plugins see the outcome it sets
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report: pytest.TestReport = yield
+    run = run_of(item)
+    if run is None:
+        return report
+    refused = run.new_refusals()
+    if refused and call.when != "teardown":
+        item.stash.setdefault(_PHASE_REFUSAL, {})[call.when] = refused[0]
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"simulated CUDA cannot run this: {refused[0]}")
+    elif call.when == "call":
+        _judge_foreign_allocations(run, report)
+    run.outcomes[call.when] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+    if call.when == "teardown":
+        report.user_properties.append((_RECORD, run.record()))
+    return report
+
+
+def _judge_foreign_allocations(run: SimulatedRun, report: pytest.TestReport) -> None:
+    from simcuda.allocations import describe
+    from simcuda.runs import FAIL
+
+    run.foreign = run.foreign_allocations()
+    if not run.foreign:
+        return
+    message = f"simcuda: {describe(run.foreign)}"
+    if run.foreign_policy == FAIL and report.passed:
+        report.outcome = "failed"
+        report.longrepr = message
+    else:
+        report.sections.append(("simcuda", message))
+
+
+class SimulatedSessionSummary:
+    """On the controller: every simulated test's record (xdist workers' too), then the summary
+    in the terminal and in the JSON file."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.records: dict[str, dict] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == _RECORD:
+                self.records[report.nodeid] = value
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        from simcuda.summary import summary_document, summary_lines
+
+        document = summary_document(self.records)
+        terminalreporter.section("simcuda: the simulated CUDA device")
+        for line in summary_lines(document):
+            terminalreporter.line(line)
+        path = self.config.invocation_params.dir / (self.config.getoption("simcuda_report") or DEFAULT_REPORT)
+        path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+        terminalreporter.line(f"summary: {path}")

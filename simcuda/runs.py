@@ -1,0 +1,90 @@
+"""One test run on the simulated device: the context held open from the test's setup to its
+teardown, and what that run adds up to (refusals per phase, foreign allocations, the record the
+summary counts). Used by the pytest plugin for `--simcuda` and by anything else that runs tests
+on the simulated device (the harness's `simcuda:N` parametrization), so there is one
+implementation of the rules."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import torch
+
+from simcuda.allocations import Allocation
+from simcuda.simulation import Simulation, simulated_cuda
+
+FAIL = "fail"  # an allocation on a device the test never asked for fails the test
+REPORT = "report"  # ... is reported in the summary only
+FOREIGN_POLICIES = (FAIL, REPORT)
+
+
+def parse_simulated_device(text: str) -> torch.device:
+    """`cuda:N` (N >= 0) as a device; anything else is a ValueError with a one-line message."""
+    try:
+        device = torch.device(text)
+    except RuntimeError:
+        device = None
+    if device is None or device.type != "cuda" or device.index is None:
+        raise ValueError(f"--simcuda-device: {text!r} is not a CUDA device with an index (e.g. cuda:1)")
+    return device
+
+
+@dataclass
+class SimulatedRun:
+    """A `simulated_cuda()` context opened for one test, with `device` current (so that "cuda"
+    names it), and the test's file: allocations its own lines make were asked for by name."""
+
+    device: torch.device
+    foreign_policy: str
+    test_file: str
+    simulation: Simulation = field(init=False)
+    outcomes: dict[str, str] = field(default_factory=dict)  # phase -> outcome
+    foreign: list[Allocation] = field(default_factory=list)
+    _context: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    _refusals_read: int = 0
+
+    def __post_init__(self) -> None:
+        self.simulation = self._context.enter_context(simulated_cuda(max(2, self.device.index + 1)))
+        self.simulation.set_device(self.device.index)
+
+    def close(self) -> None:
+        self._context.close()
+
+    def new_refusals(self) -> list[str]:
+        """The features refused since the last call (one phase's refusals, caught ones included)."""
+        refusals = self.simulation.refusals[self._refusals_read :]
+        self._refusals_read = len(self.simulation.refusals)
+        return refusals
+
+    def foreign_allocations(self) -> list[Allocation]:
+        """Tensors made on, or copied to, a device other than the run's and the CPU, except by the
+        test's own lines (a test that names cuda:0 asked for it)."""
+        return [
+            entry
+            for entry in self.simulation.foreign_allocations({"cpu", str(self.device)})
+            if not entry.caller.startswith(f"{self.test_file}:")
+        ]
+
+    def record(self) -> dict:
+        """What the summary counts of this test (JSON-able: it crosses from xdist workers)."""
+        refused = sorted(set(self.simulation.refusals))
+        return {
+            "device": str(self.device),
+            "outcome": final_outcome(self.outcomes, bool(refused)),
+            "refused": refused,
+            "foreign": [
+                {"op": entry.op, "device": entry.device, "shape": list(entry.shape), "caller": entry.caller}
+                for entry in self.foreign
+            ],
+        }
+
+
+def final_outcome(outcomes: dict[str, str], refused: bool) -> str:
+    """One word per test from its phases' outcomes: refused, failed, xfailed, skipped or passed."""
+    if refused:
+        return "refused"
+    for outcome in ("failed", "xfailed", "skipped"):
+        if outcome in outcomes.values():
+            return outcome
+    return "passed"

@@ -1,0 +1,78 @@
+"""One `simulated_cuda()` context: its state (device count, current device, allocation log,
+refusals) and the context manager that swaps the simulation in and everything back out."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import torch
+
+from simcuda import rules
+from simcuda.allocations import Allocation, foreign, record
+from simcuda.unsupported import refusals_logged_to
+
+DEFAULT_DEVICE_COUNT = 2
+_RUNNING: list[Simulation] = []  # the contexts open now, innermost last
+
+
+class Simulation:
+    """The state of one `simulated_cuda()` context: device count, current device, the log of every
+    tensor made, and every feature it refused (SimulationUnsupported, caught or not)."""
+
+    def __init__(self, device_count: int) -> None:
+        self.device_count = device_count
+        self.current = 0
+        self.allocations: list[Allocation] = []
+        self.refusals: list[str] = []
+        self._quiet = 0
+
+    def normalize(self, device: torch.device) -> torch.device:
+        return rules.normalize(device, self.current, self.device_count)
+
+    def set_device(self, device: torch.device | str | int) -> None:
+        target = self.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device))
+        if target.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {target}")  # torch.cuda._get_device_index's text
+        self.current = target.index
+
+    def log(self, op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None) -> None:
+        if not self._quiet:
+            record(self.allocations, op, tensor, device, source)
+
+    @contextlib.contextmanager
+    def quiet(self) -> Iterator[None]:
+        """The CPU half of a call logged once by its caller on the simulated device."""
+        self._quiet += 1
+        try:
+            yield
+        finally:
+            self._quiet -= 1
+
+    def devices_touched(self) -> set[str]:
+        return {entry.device for entry in self.allocations}
+
+    def foreign_allocations(self, allowed: set[str], since: int = 0) -> list[Allocation]:
+        """Log entries (from the `since`-th on) made on, or copied to, a device outside `allowed`."""
+        return foreign(self.allocations[since:], allowed)
+
+
+def current_simulation() -> Simulation | None:
+    """The innermost `simulated_cuda()` context open now, or None."""
+    return _RUNNING[-1] if _RUNNING else None
+
+
+@contextlib.contextmanager
+def simulated_cuda(device_count: int = DEFAULT_DEVICE_COUNT) -> Iterator[Simulation]:
+    """Simulate `device_count` CUDA devices in this thread until the block ends."""
+    from simcuda.modes import SimulatedDispatch, SimulatedFunctions
+    from simcuda.stand_ins import swapped
+
+    sim = Simulation(device_count)
+    torch._C._ensureCUDADeviceGuardSet()  # x[i], x[i] = v open a CUDA device guard in C++
+    _RUNNING.append(sim)
+    try:
+        with refusals_logged_to(sim.refusals), swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim):
+            yield sim
+    finally:
+        _RUNNING.remove(sim)

@@ -1,0 +1,183 @@
+"""What the context swaps into torch for its duration: `torch.cuda`'s device, stream and event API
+answered by the simulation, and refusals for what it cannot imitate (CUDA graphs, torch.compile,
+DataLoader workers, CUDA use from another thread)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from simcuda.allocations import caller_summary
+from simcuda.unsupported import SimulationUnsupported
+
+if TYPE_CHECKING:
+    from simcuda.simulation import Simulation
+
+
+class SimulatedStream:
+    """A stream that is always idle: work on the simulated device is synchronous."""
+
+    def __init__(self, device: Any = None, priority: int = 0, **_: Any) -> None:
+        self.device = device
+        self.priority = priority
+
+    def synchronize(self) -> None: ...
+    def wait_stream(self, stream: Any) -> None: ...
+    def wait_event(self, event: Any) -> None: ...
+    def query(self) -> bool:
+        return True
+
+    def record_event(self, event: Any = None) -> Any:
+        event = event or SimulatedEvent()
+        event.record(self)
+        return event
+
+
+class SimulatedEvent:
+    def __init__(self, enable_timing: bool = False, **_: Any) -> None:
+        self.enable_timing = enable_timing
+
+    def record(self, stream: Any = None) -> None: ...
+    def wait(self, stream: Any = None) -> None: ...
+    def synchronize(self) -> None: ...
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, end: Any) -> float:
+        raise SimulationUnsupported("CUDA event timing (elapsed_time): the simulation has no GPU clock")
+
+
+class _GeneratorType(type):
+    """`torch.Generator` inside the context: CPU generators as before, CUDA ones refused;
+    `isinstance(g, torch.Generator)` still holds for real generators."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, torch._C.Generator)
+
+    def __call__(cls, device: Any = "cpu") -> torch._C.Generator:
+        if torch.device(device).type == "cuda":
+            raise SimulationUnsupported("torch.Generator(device='cuda') (CUDA random streams)")
+        return torch._C.Generator(device)
+
+
+class SimulatedGenerator(metaclass=_GeneratorType):
+    pass
+
+
+def refuse(feature: str) -> Callable[..., Any]:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise SimulationUnsupported(feature)
+
+    return refused
+
+
+def cuda_api(sim: Simulation) -> dict[str, Any]:
+    """`torch.cuda` attribute -> stand-in."""
+    owner = threading.get_ident()
+
+    def lazy_init() -> None:
+        # Reached only by a CUDA entry the function mode did not re-express, or from another thread
+        # (modes are thread-local: DataLoader workers, user threads).
+        if threading.get_ident() != owner:
+            raise SimulationUnsupported("CUDA used from another thread (modes are thread-local)", caller_summary())
+        raise SimulationUnsupported("a CUDA entry point the simulation does not stand in for", caller_summary())
+
+    def exchange_device(index: int) -> int:
+        previous = sim.current
+        if index >= 0:
+            sim.set_device(index)
+        return previous
+
+    def seed_all(seed: int) -> None:
+        torch.default_generator.manual_seed(seed)  # torch.manual_seed calls this: no recursion
+
+    # Random ops draw from the CPU generator (modes.py), so "the CUDA generator" is that one.
+    rng = {
+        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+        "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
+        "get_rng_state_all": lambda: [torch.get_rng_state() for _ in range(sim.device_count)],
+        "set_rng_state_all": lambda states: torch.set_rng_state(states[-1]),
+        "manual_seed": seed_all,
+        "manual_seed_all": seed_all,
+        "seed": lambda: torch.default_generator.seed(),
+        "seed_all": lambda: torch.default_generator.seed(),
+        "initial_seed": lambda: torch.default_generator.initial_seed(),
+    }
+    return {
+        **rng,
+        "is_available": lambda: True,
+        "device_count": lambda: sim.device_count,
+        "current_device": lambda: sim.current,
+        "set_device": sim.set_device,
+        "_exchange_device": exchange_device,
+        "_maybe_exchange_device": exchange_device,
+        "synchronize": lambda device=None: None,
+        "Stream": SimulatedStream,
+        "Event": SimulatedEvent,
+        "current_stream": lambda device=None: SimulatedStream(device),
+        "default_stream": lambda device=None: SimulatedStream(device),
+        "stream": lambda stream=None: contextlib.nullcontext(stream),
+        "is_current_stream_capturing": lambda: False,
+        "_lazy_init": lazy_init,
+        "CUDAGraph": refuse("CUDA graphs (torch.cuda.CUDAGraph)"),
+        "graph": refuse("CUDA graphs (torch.cuda.graph)"),
+        "make_graphed_callables": refuse("CUDA graphs (torch.cuda.make_graphed_callables)"),
+    }
+
+
+def dataloader_iter(original: Callable[..., Any]) -> Callable[..., Any]:
+    def refusing_workers(loader: torch.utils.data.DataLoader) -> Any:
+        if loader.num_workers > 0:
+            raise SimulationUnsupported("DataLoader worker processes (num_workers > 0 run outside the simulation)")
+        if loader.pin_memory:
+            raise SimulationUnsupported("pinned memory (DataLoader pin_memory=True)")
+        return original(loader)
+
+    return refusing_workers
+
+
+def compiled_frame(original: Callable[..., Any]) -> Callable[..., Any]:
+    def refusing_callbacks(callback: Any) -> Any:
+        # Dynamo would skip every frame under the dispatch mode and run eagerly without saying so.
+        if callable(callback):
+            raise SimulationUnsupported("torch.compile (Dynamo skips frames under a dispatch mode)")
+        return original(callback)
+
+    return refusing_callbacks
+
+
+_ABSENT = object()
+
+
+@contextlib.contextmanager
+def swapped(sim: Simulation) -> Iterator[None]:
+    """Swap every stand-in in, and everything back on exit, whatever happens inside."""
+    targets: list[tuple[Any, str, Any]] = [(torch.cuda, name, value) for name, value in cuda_api(sim).items()]
+    targets.append((torch, "compile", refuse("torch.compile (Dynamo skips frames under a dispatch mode)")))
+    targets.append((torch, "Generator", SimulatedGenerator))
+    loader = torch.utils.data.DataLoader
+    targets.append((loader, "__iter__", dataloader_iter(loader.__iter__)))
+    eval_frame = sys.modules.get("torch._dynamo.eval_frame")  # importing Dynamo here would cost seconds
+    if hasattr(eval_frame, "_maybe_set_eval_frame"):  # compiled callables made before the context
+        targets.append((eval_frame, "_maybe_set_eval_frame", compiled_frame(eval_frame._maybe_set_eval_frame)))
+    # An attribute this torch release lacks is removed again on exit.
+    saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
+    cudnn = torch.backends.cudnn.enabled
+    try:
+        for owner, name, value in targets:
+            setattr(owner, name, value)
+        # A composite op picks cuDNN kernels for tensors that report CUDA (grid_sampler did).
+        torch.backends.cudnn.enabled = False
+        yield
+    finally:
+        torch.backends.cudnn.enabled = cudnn
+        for owner, name, value in saved:
+            if value is _ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)

@@ -1,0 +1,195 @@
+"""`pytest --simcuda` on peer-style suites, each in a fresh pytest process as a peer project runs
+it: kornia's convention (a `device` fixture from a `--device` option) and torchvision's (device
+parametrizations and skips computed at collection from `torch.cuda.is_available()`). Each suite
+holds a clean test, a real device bug, a planted allocation on cuda:0 made by library code during
+the cuda:1 test, and a planted refusal the test catches. Without `--simcuda` nothing changes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+# Library code under test, shared by both suites: `scaled` is right on every device but builds
+# its table on the default GPU first (the kornia-2791 shape), which only the allocation log sees.
+PEER_LIBRARY = '''
+import torch
+
+
+def default_table():
+    return torch.ones(3, device="cuda:0")
+
+
+def scaled(x):
+    table = default_table() if torch.cuda.is_available() else torch.ones(3)
+    return x * table.to(x.device)
+
+
+def shifted(x):
+    return x + torch.ones(3)
+'''
+# One body per case, shared by both conventions; `device` is what the convention hands over.
+CASES = '''
+def test_clean(device):
+    x = torch.rand(3, device=device)
+    assert (x * 2).device == torch.device(device) if str(device) != "cuda" else (x * 2).is_cuda
+
+
+def test_device_mismatch_is_a_real_failure(device):
+    peerlib.shifted(torch.rand(3, device=device))
+
+
+def test_foreign_allocation_fails_naming_op_and_caller(device):
+    assert torch.equal(peerlib.scaled(torch.ones(3, device=device)).cpu(), torch.ones(3))
+
+
+def test_caught_refusal_is_a_skip_never_a_pass(device):
+    try:
+        torch.cuda.CUDAGraph()
+    except Exception:
+        pass
+'''
+KORNIA_CONFTEST = '''
+import pytest
+import torch
+
+TEST_DEVICES = {"cpu": torch.device("cpu")}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device", default="cpu")
+
+
+def pytest_generate_tests(metafunc):
+    if "device_name" in metafunc.fixturenames:
+        metafunc.parametrize("device_name", metafunc.config.getoption("--device").split(","))
+
+
+@pytest.fixture
+def device(device_name):
+    return TEST_DEVICES[device_name]
+'''
+TORCHVISION_CONFTEST = '''
+import pytest
+import torch
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_cuda: needs a CUDA device")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.get_closest_marker("needs_cuda") is not None and not torch.cuda.is_available():
+            item.add_marker(pytest.mark.skip(reason="CUDA not available"))
+
+
+def cpu_and_cuda():
+    return ("cpu", pytest.param("cuda", marks=pytest.mark.needs_cuda))
+'''
+TORCHVISION_TESTS = '''
+import pytest
+import torch
+
+import peerlib
+from conftest import cpu_and_cuda
+
+pytestmark = pytest.mark.parametrize("device", cpu_and_cuda())
+
+''' + CASES + '''
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_only_at_collection(device):
+    assert torch.zeros(2).cuda().device == torch.device("cuda:1")
+'''
+KORNIA_TESTS = "import torch\n\nimport peerlib\n" + CASES
+
+
+@pytest.fixture(params=["kornia", "torchvision"])
+def peer(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> str:
+    conftest, tests = {"kornia": (KORNIA_CONFTEST, KORNIA_TESTS), "torchvision": (TORCHVISION_CONFTEST, TORCHVISION_TESTS)}[request.param]
+    pytester.makeconftest(conftest)
+    pytester.makepyfile(peerlib=PEER_LIBRARY, test_peer=tests)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    return request.param
+
+
+def outcomes_by_test(result: pytest.RunResult) -> dict[str, str]:
+    """test name (without parameters) and its parameter -> PASSED / FAILED / SKIPPED, from -rA."""
+    found = {}
+    for line in result.outlines:
+        if match := re.match(r"(PASSED|FAILED|SKIPPED|ERROR) (?:\[\d+\] )?test_peer\.py:{0,2}(?:\d+:)?:?(\w+)\[?([\w:]*)\]?", line):
+            found[f"{match[2]}[{match[3]}]"] = match[1]
+    return found
+
+
+def test_simcuda_runs_a_peer_suite_on_the_simulated_cuda1(peer: str, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
+    text = result.stdout.str()
+    report = json.loads((pytester.path / "simcuda-report.json").read_text())
+    # The summary, before pytest's own last line.
+    assert "simcuda: the simulated CUDA device" in text
+    assert text.index("tests run on the simulated cuda:1") < text.rindex(" in ")
+    simulated = "cuda" if peer == "torchvision" else ""
+    clean = [name for name, outcome in report["results"].items() if "test_clean" in name]
+    assert clean and all(report["results"][name] == "passed" for name in clean), report["results"]
+    # A real device bug fails as on a GPU, with PyTorch's text.
+    assert "Expected all tensors to be on the same device" in text
+    mismatch = [outcome for name, outcome in report["results"].items() if "device_mismatch" in name]
+    assert "failed" in mismatch
+    # The planted allocation on cuda:0: a failure naming the op and its caller outside torch.
+    foreign = [entry for entry in report["foreign_allocations"] if "test_foreign_allocation" in entry["test"]]
+    assert foreign, report
+    (allocation,) = foreign[0]["allocations"][:1]
+    assert allocation["device"] == "cuda:0" and allocation["op"] == "torch.ones"
+    assert re.search(r"peerlib\.py:\d+ in default_table$", allocation["caller"]), allocation
+    assert re.search(r"simcuda: 1 allocation\(s\) on a device the test never asked for: torch\.ones \[3\] on cuda:0 at \S*peerlib\.py:\d+ in default_table", text)
+    assert all(report["results"][entry["test"]] == "failed" for entry in foreign)
+    # The planted refusal, caught by the test: a skip naming the feature, never a pass.
+    refused = [name for name in report["results"] if "caught_refusal" in name]
+    assert refused and all(report["results"][name] == "refused" for name in refused)
+    assert report["refused_by_feature"] == {"CUDA graphs (torch.cuda.CUDAGraph)": len(refused)}
+    assert "simulated CUDA cannot run this: CUDA graphs (torch.cuda.CUDAGraph)" in text
+    if simulated:  # collected at collection time from torch.cuda.is_available(): not skipped
+        assert report["results"]["test_peer.py::test_cuda_only_at_collection[cuda]"] == "passed"
+        assert report["results"]["test_peer.py::test_clean[cuda]"] == "passed"
+    assert report["devices"] == ["cuda:1"]
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_without_simcuda_nothing_changes(peer: str, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("-rA", "-p", "no:cacheprovider")
+    text = result.stdout.str()
+    assert "simulated CUDA" not in text and not (pytester.path / "simcuda-report.json").exists()
+    if peer == "torchvision":  # the CUDA cases are skipped at collection, as on any CPU machine
+        assert "CUDA not available" in text and "needs CUDA" in text
+    assert "Expected all tensors to be on the same device" not in text
+    result.assert_outcomes(passed=4, skipped=0 if peer == "kornia" else 6)
+
+
+def test_report_only_lists_the_foreign_allocation_without_failing(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(KORNIA_CONFTEST)
+    pytester.makepyfile(peerlib=PEER_LIBRARY, test_peer=KORNIA_TESTS)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    result = pytester.runpytest_subprocess(
+        "--simcuda", "--simcuda-foreign=report", "--simcuda-device=cuda:0", "-p", "no:cacheprovider",
+        "-k", "foreign", "--simcuda-report=elsewhere.json",
+    )
+    # On cuda:0 the table is made on the test's own device: nothing foreign, a pass.
+    result.assert_outcomes(passed=1)
+    report = json.loads((pytester.path / "elsewhere.json").read_text())
+    assert report["devices"] == ["cuda:0"] and report["foreign_allocations"] == []
+    result = pytester.runpytest_subprocess("--simcuda", "--simcuda-foreign=report", "-p", "no:cacheprovider", "-k", "foreign")
+    result.assert_outcomes(passed=1)
+    report = json.loads((pytester.path / "simcuda-report.json").read_text())
+    assert [entry["test"] for entry in report["foreign_allocations"]] == ["test_peer.py::test_foreign_allocation_fails_naming_op_and_caller[cpu]"]
+
+
+def test_a_malformed_simulated_device_is_a_one_line_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
+    result = pytester.runpytest_subprocess("--simcuda", "--simcuda-device=cpu", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--simcuda-device: 'cpu' is not a CUDA device with an index (e.g. cuda:1)" in result.stderr.str()
+    assert "Traceback" not in result.stderr.str()
