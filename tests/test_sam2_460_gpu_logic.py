@@ -9,7 +9,7 @@ import contextlib
 import pytest
 import torch
 
-from fixtures import precision
+from fixtures.determinism import precision
 from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
 from suites.sam2_460_cudagraph import inductor_state
 from suites.sam2_460_cudagraph import test_compiled_encoder as compiled_encoder

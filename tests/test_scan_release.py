@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reports.__main__ import main
-from fixtures.known_bugs.registry import load_registry
+from fixtures.known_bugs.registry import DEFAULT_REGISTRY, load_registry
 from reports.scan.run import ScanError, release_verdicts, scan, selected_bugs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ def test_a_release_pypi_lacks_stops_the_scan_with_one_line(tmp_path: Path, capsy
     lines: list[str] = []
     status = scan(
         "kornia", ["0.0.0"], ["kornia-2791"], out=tmp_path / "scan", cache=tmp_path / "cache",
-        registry_path=REPO / "fixtures" / "bugs.toml", pytest_args=[], say=lines.append,
+        registry_path=DEFAULT_REGISTRY, pytest_args=[], say=lines.append,
     )
     error = capsys.readouterr().err.strip().splitlines()
     assert status == 2
@@ -106,7 +106,7 @@ def record(installed: str | None, verdict: str = "reproduced") -> dict:
     ],
 )
 def test_a_run_must_see_the_release_it_scans(installed: str | None, error: str | None) -> None:
-    bugs = selected_bugs(load_registry(REPO / "fixtures" / "bugs.toml"), "kornia", ["kornia-2791"])
+    bugs = selected_bugs(load_registry(DEFAULT_REGISTRY), "kornia", ["kornia-2791"])
     document = {"verdicts": [record(installed)]}
     if error is None:
         assert release_verdicts(document, "kornia", "0.7.1", bugs) == {"kornia-2791": "reproduced"}

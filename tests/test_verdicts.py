@@ -32,7 +32,7 @@ from fixtures.known_bugs.verdicts import (
     verdict_for,
     verdict_of_test,
 )
-from fixtures import versions
+from fixtures.known_bugs import versions
 from fixtures.known_bugs.versions import AffectedStatus, affected_status, place_release, version_is_affected
 
 BUGS = load_registry()
