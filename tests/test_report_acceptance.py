@@ -151,3 +151,11 @@ def test_combined_lines_one_per_bug_over_both_steps() -> None:
         "  torchvision-9606  error           (parallel fixed, serial error)",
         "  sam2-460          error           (parallel skipped, serial error)",
     ]
+
+
+def test_a_race_seen_in_one_step_only_is_reproduced_in_the_combined_line() -> None:
+    """GPU-runner rehearsal (issue 19, prediction 5): torchvision-9606 is a race; the xdist step
+    saw it (reproduced), the serial step's iterations did not (not-reproduced, which a race's
+    budget allows). A sighting is a sighting: the combined line must say reproduced."""
+    documents = {"parallel": results(tv_9606="reproduced"), "serial": results(tv_9606="not-reproduced")}
+    assert combined_lines(documents)[1] == "  torchvision-9606  reproduced      (parallel reproduced, serial not-reproduced)"
