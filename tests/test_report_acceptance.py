@@ -121,7 +121,7 @@ def test_a_step_that_left_no_results_keeps_the_other_steps_summary(crashed: str,
     ("verdicts", "combined"),
     [
         (["fixed", "reproduced"], "reproduced"),
-        (["reproduced", "not-reproduced"], "not-reproduced"),
+        (["reproduced", "not-reproduced"], "reproduced"),  # a race seen in one step only
         (["skipped", "fixed"], "fixed"),
         (["inconclusive", "skipped"], "inconclusive"),
         (["regressed", "error"], "error"),
