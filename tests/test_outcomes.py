@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.known_bugs.outcomes import BugObserved, observe, skip_reason
+from fixtures.known_bugs.outcomes import BugObserved, found_in, observe, skip_reason
 
 
 def test_observe_raises_the_finding_with_its_description() -> None:
@@ -34,3 +34,12 @@ def report(longrepr: object) -> pytest.TestReport:
 )
 def test_skip_reason_drops_only_pytests_prefix(longrepr: object, reason: str) -> None:
     assert skip_reason(report(longrepr)) == reason
+
+
+def test_a_finding_inside_an_exception_group_is_found_at_any_depth() -> None:
+    finding = BugObserved("frame 3 corrupted")
+    group = ExceptionGroup("flaky", [ValueError("other"), ExceptionGroup("inner", [finding])])
+    assert found_in(group, BugObserved) is finding
+    assert found_in(finding, BugObserved) is finding
+    assert found_in(ExceptionGroup("flaky", [ValueError("other")]), BugObserved) is None
+    assert found_in(ValueError("plain"), BugObserved) is None
