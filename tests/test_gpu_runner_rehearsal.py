@@ -4,10 +4,13 @@ machine gives (or the one the bug deserves). Every emulation failed on the code 
 the commit pairs are listed in the closing note of issue 19. The conditions:
 
 - an intermittent race inside Hypothesis (fires on one example, not on Hypothesis's replay);
+- a skipped or inconclusive test isolated in a fresh process (pytest-isolated, on a GPU runner);
 """
 
 from __future__ import annotations
 
+import json
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
@@ -61,3 +64,41 @@ def test_an_intermittent_race_inside_hypothesis_is_a_sighting(harness, race_regi
     result = harness.runpytest(f"--bug-registry={race_registry}", "-p", "no:cacheprovider")
     result.assert_outcomes(**{outcome: 1})
     result.stdout.fnmatch_lines([f"{bug_id}*{verdict}*proxy*frame * corrupted*"])
+
+
+# What `isolated_on_gpu` becomes where its GPU is visible: pytest-isolated's fresh process.
+ISOLATED_SKIPS = """
+import pytest
+
+from fixtures.known_bugs.outcomes import Inconclusive
+
+
+@pytest.mark.isolated
+def test_skipped_in_the_child():
+    pytest.skip("no frame decoded on this GPU")
+
+
+@pytest.mark.known_bug("kornia-2791", evidence="proxy")
+@pytest.mark.isolated
+def test_inconclusive_in_the_child():
+    raise Inconclusive("no CUDA graph was recorded, so the bug could not show")
+"""
+REASONS = {
+    "test_skipped_in_the_child": "no frame decoded on this GPU",
+    "test_inconclusive_in_the_child": "inconclusive: no CUDA graph was recorded, so the bug could not show",
+}
+
+
+def test_an_isolated_tests_skip_reason_arrives_as_written(harness, tmp_path: Path) -> None:
+    harness.makepyfile(ISOLATED_SKIPS)
+    result = harness.runpytest_subprocess(f"--report-dir={tmp_path}", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=2)
+    tests = {test["nodeid"].rsplit("::", 1)[-1]: test for test in json.loads((tmp_path / "results.json").read_text())["tests"]}
+    assert {name: test["message"] for name, test in tests.items()} == REASONS
+    junit = {case.get("name"): case.find("skipped").get("message") for case in ElementTree.parse(tmp_path / "junit.xml").iter("testcase")}
+    assert junit == REASONS
+    verdict = next(v for v in json.loads((tmp_path / "results.json").read_text())["verdicts"] if v["bug_id"] == "kornia-2791")
+    assert verdict["verdict"] == "inconclusive" and verdict["detail"].startswith("no CUDA graph was recorded"), verdict
+    for reason in REASONS.values():
+        result.stdout.fnmatch_lines([f"SKIPPED*{reason}"])
+    assert "('" not in (tmp_path / "report.html").read_text()  # no stringified (path, line, reason) tuple
