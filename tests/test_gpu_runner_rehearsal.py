@@ -101,4 +101,6 @@ def test_an_isolated_tests_skip_reason_arrives_as_written(harness, tmp_path: Pat
     assert verdict["verdict"] == "inconclusive" and verdict["detail"].startswith("no CUDA graph was recorded"), verdict
     for reason in REASONS.values():
         result.stdout.fnmatch_lines([f"SKIPPED*{reason}"])
-    assert "('" not in (tmp_path / "report.html").read_text()  # no stringified (path, line, reason) tuple
+    page = (tmp_path / "report.html").read_text()
+    assert f"('{harness.path}" not in page  # no stringified (path, line, reason) tuple
+    assert all(f"<summary>1 &times; {reason}</summary>" in page for reason in REASONS.values())
