@@ -5,6 +5,7 @@ the commit pairs are listed in the closing note of issue 19. The conditions:
 
 - an intermittent race inside Hypothesis (fires on one example, not on Hypothesis's replay);
 - a skipped or inconclusive test isolated in a fresh process (pytest-isolated, on a GPU runner);
+- the serial step's parent process crashing after its isolated children ran;
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
+
+from reports.acceptance.summary import combined_lines, missing_results_lines
+from reports.run.loading import ResultsError, load_results
 
 ENTRY = """
 [{bug_id}]
@@ -104,3 +108,34 @@ def test_an_isolated_tests_skip_reason_arrives_as_written(harness, tmp_path: Pat
     page = (tmp_path / "report.html").read_text()
     assert f"('{harness.path}" not in page  # no stringified (path, line, reason) tuple
     assert all(f"<summary>1 &times; {reason}</summary>" in page for reason in REASONS.values())
+
+
+# The serial step: isolated children run first, then the parent process dies (a segfault in a
+# plain GPU test, an out-of-memory kill) before it can write its reports.
+PARENT_CRASHES = """
+import os
+
+import pytest
+
+
+@pytest.mark.known_bug("kornia-2791", evidence="proxy")
+@pytest.mark.isolated
+def test_isolated_child():
+    pass
+
+
+def test_z_parent_dies():
+    os._exit(9)
+"""
+
+
+def test_isolated_children_never_write_the_parents_reports(harness, tmp_path: Path) -> None:
+    harness.makepyfile(PARENT_CRASHES)
+    serial = tmp_path / "serial"
+    result = harness.runpytest_subprocess(f"--report-dir={serial}", "-p", "no:cacheprovider")
+    assert result.ret == 9
+    assert not (serial / "results.json").exists(), "an isolated child wrote the parent's results.json"
+    with pytest.raises(ResultsError) as missing:
+        load_results(serial / "results.json")
+    assert missing_results_lines("serial", str(missing.value))[0].startswith("[serial] no results.json (crashed?)")
+    assert combined_lines({"serial": None})[0].endswith("serial: no results.json, counted as error")
