@@ -144,6 +144,10 @@ def test_fault_a_test_that_changes_global_state_leaves_none_behind(harness) -> N
 
     import numpy as np
 
+    # The deterministic-mode setter imports torch._inductor (~900 modules, one of which registers a
+    # C++ operator library). Imported first inside the in-process session, pytester would drop them
+    # from sys.modules afterwards and the next import would register that library twice.
+    torch.use_deterministic_algorithms(torch.are_deterministic_algorithms_enabled())
     before = current_flags(), random.getstate(), np.random.get_state()[1].tolist(), torch.get_rng_state()
     harness.makepyfile(STATE_CHANGER)
     harness.runpytest().assert_outcomes(passed=1)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.devices.plugin import workers_seen
+from fixtures.evidence.isolated_reports import in_isolated_child
 from fixtures.known_bugs.plugin import VERDICTS, bug_status, registry_of
 from reports.run.environment import environment_facts
 from reports.run.results import merge_test_record, results_document, verdict_record
@@ -55,7 +56,9 @@ def runs_the_suites(config: pytest.Config) -> bool:
 
 
 def report_dir(config: pytest.Config) -> Path | None:
-    if config.getoption("no_reports"):
+    # pytest-isolated's child runs one test for its parent, with the parent's options: its reports
+    # would overwrite the parent's, and outlive a crashed parent as if they were its.
+    if config.getoption("no_reports") or in_isolated_child(os.environ):
         return None
     chosen = config.getoption("report_dir")
     if chosen:
