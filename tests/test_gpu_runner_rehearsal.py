@@ -6,6 +6,7 @@ the commit pairs are listed in the closing note of issue 19. The conditions:
 - an intermittent race inside Hypothesis (fires on one example, not on Hypothesis's replay);
 - a skipped or inconclusive test isolated in a fresh process (pytest-isolated, on a GPU runner);
 - the serial step's parent process crashing after its isolated children ran;
+- a sticky CUDA error, then tests with no device parameter that touch CUDA anyway;
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
+import torch
 
 from reports.acceptance.summary import combined_lines, missing_results_lines
 from reports.run.loading import ResultsError, load_results
@@ -139,3 +141,36 @@ def test_isolated_children_never_write_the_parents_reports(harness, tmp_path: Pa
         load_results(serial / "results.json")
     assert missing_results_lines("serial", str(missing.value))[0].startswith("[serial] no results.json (crashed?)")
     assert combined_lines({"serial": None})[0].endswith("serial: no results.json, counted as error")
+
+
+# On a GPU runner a sticky error (an illegal memory access) leaves the process's CUDA context
+# unusable, and every later CUDA call fails with the same text: also in tests that take no device
+# parameter but touch CUDA (sam2 1.1.0 warms its cache on CUDA in __init__, so its proxy does;
+# kornia <= 0.7.1 builds `pl` on cuda:0 in its proxy and the state sweep).
+AFTER_A_STICKY_ERROR = """
+import pytest
+
+from fixtures.known_bugs.outcomes import BugObserved
+
+STICKY = "CUDA error: an illegal memory access was encountered"
+
+
+@pytest.mark.known_bug("kornia-2791")
+def test_a_poisons(device):
+    if device == "cuda:0":
+        raise RuntimeError(STICKY)
+
+
+@pytest.mark.known_bug("sam2-460", evidence="proxy")
+def test_b_proxy_that_touches_cuda_in_its_library():
+    raise RuntimeError(STICKY)  # what the library's CUDA call raises in the poisoned process
+"""
+
+
+def test_after_a_sticky_cuda_error_no_later_test_is_charged_with_it(harness, monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    harness.makepyfile(AFTER_A_STICKY_ERROR)
+    result = harness.runpytest("--device", "cpu,cuda:0", "-rs", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*test_b_proxy_that_touches_cuda_in_its_library*CUDA context unusable in this process since *test_a_poisons?cuda:0? hit a sticky error*"])
+    result.stdout.fnmatch_lines(["sam2-460*skipped*CUDA context unusable*"])
+    result.stdout.fnmatch_lines(["kornia-2791*error*"])  # the test that hit it is the one charged
