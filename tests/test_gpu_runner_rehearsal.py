@@ -161,7 +161,7 @@ def test_a_poisons(device):
         raise RuntimeError(STICKY)
 
 
-@pytest.mark.known_bug("sam2-460", evidence="proxy")
+@pytest.mark.known_bug("kornia-2837", evidence="proxy")
 def test_b_proxy_that_touches_cuda_in_its_library():
     raise RuntimeError(STICKY)  # what the library's CUDA call raises in the poisoned process
 """
@@ -173,5 +173,5 @@ def test_after_a_sticky_cuda_error_no_later_test_is_charged_with_it(harness, mon
     result = harness.runpytest("--device", "cpu,cuda:0", "-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1, skipped=1)
     result.stdout.fnmatch_lines(["SKIPPED*CUDA context unusable in this process since *test_a_poisons?cuda:0? hit a sticky error*"])
-    result.stdout.fnmatch_lines(["sam2-460*skipped*CUDA context unusable*"])
+    result.stdout.fnmatch_lines(["kornia-2837*skipped*CUDA context unusable*"])
     result.stdout.fnmatch_lines(["kornia-2791*error*"])  # the test that hit it is the one charged
