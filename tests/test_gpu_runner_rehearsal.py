@@ -7,19 +7,27 @@ the commit pairs are listed in the closing note of issue 19. The conditions:
 - a skipped or inconclusive test isolated in a fresh process (pytest-isolated, on a GPU runner);
 - the serial step's parent process crashing after its isolated children ran;
 - a sticky CUDA error, then tests with no device parameter that touch CUDA anyway;
+- an old-release job of the matrix (kornia 0.7.1, 0.7.2) run with --strict-sweeps;
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 import torch
 
+from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
 from reports.acceptance.summary import combined_lines, missing_results_lines
 from reports.run.loading import ResultsError, load_results
+from reports.scan.run import install_release, release_folder
+from tests.conftest import REPO
+from tests.test_scan_release import needs_pypi
 
 ENTRY = """
 [{bug_id}]
@@ -175,3 +183,61 @@ def test_after_a_sticky_cuda_error_no_later_test_is_charged_with_it(harness, mon
     result.stdout.fnmatch_lines(["SKIPPED*CUDA context unusable in this process since *test_a_poisons?cuda:0? hit a sticky error*"])
     result.stdout.fnmatch_lines(["kornia-2837*skipped*CUDA context unusable*"])
     result.stdout.fnmatch_lines(["kornia-2791*error*"])  # the test that hit it is the one charged
+
+
+# The GPU workflow runs every tox environment with --strict-sweeps; on an old release the sweeps
+# meet that release's own registered bug (kornia 0.7.1: kornia-2791) and findings the allow-list
+# triaged for that release only. Both must pass; a finding nobody triaged must still fail.
+OLD_RELEASE_SUITES = ["suites/kornia_sweeps", "suites/kornia_2791_planckian_jitter"]
+
+
+@pytest.fixture(scope="module")
+def kornia_releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """kornia 0.7.1 and 0.7.2, installed without dependencies (as the release scan does)."""
+    cache = tmp_path_factory.mktemp("releases")
+    folders = {release: release_folder(cache, "kornia", release) for release in ("0.7.1", "0.7.2")}
+    for release, folder in folders.items():
+        if not install_release("kornia", release, folder, dict(os.environ)):
+            pytest.fail(f"kornia {release} did not install from PyPI")
+    return folders
+
+
+def strict_sweeps_run(folder: Path, report_dir: Path, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "--strict-sweeps", "-p", "no:cacheprovider", f"--report-dir={report_dir}", *arguments],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(folder)}, capture_output=True, text=True, timeout=900, check=False,
+    )
+
+
+@needs_pypi
+@pytest.mark.parametrize("release", ["0.7.1", "0.7.2"])
+def test_an_old_release_job_with_strict_sweeps_passes_on_its_own_bugs_and_triage(kornia_releases, release, tmp_path: Path) -> None:
+    done = strict_sweeps_run(kornia_releases[release], tmp_path, *OLD_RELEASE_SUITES)
+    assert done.returncode == 0, "\n".join(line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR")))
+    document = json.loads((tmp_path / "results.json").read_text())
+    findings = [row for row in document["sweeps"] if row["result"] == "finding"]
+    assert findings and all(row.get("triaged") for row in findings), [row for row in findings if not row.get("triaged")]
+    charged = {row["callable"] for row in findings if row.get("charged") == "kornia-2791"}
+    assert charged == ({"kornia.augmentation.RandomPlanckianJitter"} if release == "0.7.1" else set())
+
+
+@needs_pypi
+def test_a_finding_no_one_triaged_for_the_release_still_fails(kornia_releases, tmp_path: Path) -> None:
+    text = DEFAULT_ALLOWLIST.read_text(encoding="utf-8")
+    narrowed = tmp_path / "allowlist.toml"
+    narrowed.write_text(_without_table(text, '[state."kornia.enhance.Normalize"]'), encoding="utf-8")
+    done = strict_sweeps_run(kornia_releases["0.7.2"], tmp_path / "report", f"--sweep-allowlist={narrowed}", "suites/kornia_sweeps/test_state_sweep.py")
+    assert done.returncode == 1
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 1 and "kornia.enhance.Normalize" in failed[0], failed
+
+
+def _without_table(toml: str, header: str) -> str:
+    """The allow-list's text without one table (its header line and the entry lines under it)."""
+    kept, skipping = [], False
+    for line in toml.splitlines():
+        if line.startswith("["):
+            skipping = line.strip() == header
+        if not skipping:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
