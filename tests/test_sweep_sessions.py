@@ -89,6 +89,10 @@ def test_a_new_kind_of_finding_on_a_triaged_callable_is_still_new(harness, allow
         ('[devices]\n"x" = "y"\n', "[devices] is not a sweep table"),
         ('[state]\n"x" = "a reason keyed by callable only"\n', "[state.'x'] must be a table of findings"),
         ('[state."x"]\nstate-left-behind = ""\n', "'state-left-behind' needs a non-empty reason string"),
+        ('[state."x"]\nstate-left-behind = { releases = "0.7", reason = "r" }\n', "releases = '0.7' is not a PEP 440 specifier"),
+        ('[state."x"]\nstate-left-behind = { release = ">=1", reason = "r" }\n', "unknown field(s) release"),
+        ('[state."x"]\nstate-left-behind = { bug = 2791, reason = "r" }\n', "bug must be a registry id string"),
+        ('[state."x"]\nstate-left-behind = { bug = "kornia-9999", reason = "r" }\n', "bug(s) kornia-9999 not in the registry"),
     ],
 )
 def test_malformed_allowlist_is_a_one_line_usage_error(harness, allowlist: Path, text: str, message: str) -> None:
@@ -96,3 +100,40 @@ def test_malformed_allowlist_is_a_one_line_usage_error(harness, allowlist: Path,
     result = run(harness, allowlist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert f"ERROR: {allowlist}: " in result.stderr.str() and message in result.stderr.str()
+
+
+# "fake" is no distribution: a `releases` triage of fake.* can never be placed. pytest (installed)
+# can: these callables are named "pytest.*" to put a triage for a release range to the test.
+RELEASE_SCOPED = """
+from fixtures.proxies.meta_proxy import ProxyResult
+
+def test_found(sweep_record):
+    sweep_record("device", "pytest.found", "meta", ProxyResult("finding", "Tensor on device cpu is not on the expected device meta!", found="device-error"))
+"""
+
+
+@pytest.mark.parametrize(("releases", "passes"), [(">=1", True), ("<1", False)])
+def test_a_triage_for_some_releases_covers_those_only(harness, allowlist: Path, releases: str, passes: bool) -> None:
+    allowlist.write_text(f'[device."pytest.found"]\ndevice-error = {{ releases = "{releases}", reason = "looked at" }}\n')
+    harness.makepyfile(RELEASE_SCOPED)
+    result = harness.runpytest(f"--sweep-allowlist={allowlist}", "--strict-sweeps", "-p", "no:cacheprovider")
+    result.assert_outcomes(**({"passed": 1} if passes else {"failed": 1}))
+
+
+@pytest.mark.parametrize(
+    ("triage", "installed", "affected", "covers"),
+    [
+        ({"reason": "r"}, "0.7.1", None, True),
+        ({"reason": "r", "releases": ">=0.7.1,<=0.7.2"}, "0.7.2", None, True),
+        ({"reason": "r", "releases": ">=0.7.1,<=0.7.2"}, "0.8.1", None, False),
+        ({"reason": "r", "releases": ">=0.7.1"}, None, None, False),  # not installed: nothing to place
+        ({"reason": "r", "releases": ">=0.7.1"}, "0.7.1.git-abc", None, False),  # cannot be placed
+        ({"reason": "r", "bug": "kornia-2791"}, "0.7.1", True, True),  # the bug's symptom where it is known
+        ({"reason": "r", "bug": "kornia-2791"}, "0.7.2", False, False),  # ... and where it was fixed: new
+        ({"reason": "r", "bug": "kornia-2791"}, "1.0", None, False),  # a release the registry cannot place
+    ],
+)
+def test_what_a_triage_covers(triage: dict, installed: str | None, affected: bool | None, covers: bool) -> None:
+    from fixtures.sweeps.allowlist import accepted, parse_triage
+
+    assert accepted(parse_triage(triage, "x"), installed, affected) is covers
