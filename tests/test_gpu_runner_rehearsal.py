@@ -8,6 +8,8 @@ the commit pairs are listed in the closing note of issue 19. The conditions:
 - the serial step's parent process crashing after its isolated children ran;
 - a sticky CUDA error, then tests with no device parameter that touch CUDA anyway;
 - an old-release job of the matrix (kornia 0.7.1, 0.7.2) run with --strict-sweeps;
+- the simulated device on a machine whose real CUDA device guard is in force (any GPU runner):
+  tests/real_cuda_guard.py;
 """
 
 from __future__ import annotations
@@ -241,3 +243,27 @@ def _without_table(toml: str, header: str) -> str:
         if not skipping:
             kept.append(line)
     return "\n".join(kept) + "\n"
+
+
+def verdicts_of(report_dir: Path) -> dict[str, tuple[str, str | None]]:
+    return {v["bug_id"]: (v["verdict"], v["evidence"]) for v in json.loads((report_dir / "results.json").read_text())["verdicts"]}
+
+
+def suites_run(report_dir: Path, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--report-dir={report_dir}", *arguments],
+        cwd=REPO, capture_output=True, text=True, timeout=900, check=False,
+    )
+
+
+def test_the_simulated_device_never_reaches_the_real_cuda_guard(tmp_path: Path) -> None:
+    """kornia-2791 and kornia-2837 get the verdicts of a CPU-only machine, and the simulated sweep
+    finds nothing new, with torch's real CUDA device guard in force (as on every GPU runner)."""
+    bugs = ["--bug", "kornia-2791", "--bug", "kornia-2837"]
+    plain = suites_run(tmp_path / "plain", *bugs)
+    guarded = suites_run(tmp_path / "guarded", "-p", "tests.real_cuda_guard", *bugs)
+    assert guarded.returncode == plain.returncode == 0, guarded.stdout[-3000:] + guarded.stderr[-2000:]
+    assert verdicts_of(tmp_path / "guarded") == verdicts_of(tmp_path / "plain")
+    assert verdicts_of(tmp_path / "guarded")["kornia-2791"] == ("fixed", "simulated")
+    sweep = suites_run(tmp_path / "sweep", "-p", "tests.real_cuda_guard", "--strict-sweeps", "--device", "simcuda:1", "suites/kornia_sweeps/test_device_sweep.py")
+    assert sweep.returncode == 0, "\n".join(line for line in sweep.stdout.splitlines() if line.startswith(("FAILED", "ERROR")))[-3000:] + sweep.stderr[-2000:]
