@@ -18,13 +18,15 @@ is_simulated(x)                                   # True
 package's README says what it proves and what it never claims).
 
 Inside the context a simulated tensor is a wrapper subclass (tensor.py) over a real CPU tensor; a
-dispatch mode runs every ATen op on the CPU data under PyTorch's device rules (rules.py) and logs
-every tensor made (allocations.py); a function mode re-expresses calls naming a CUDA device before
-PyTorch's bindings would start real CUDA (modes.py); `torch.cuda`'s device/stream/event API is stood
-in for (stand_ins.py). What it cannot imitate raises `SimulationUnsupported` naming the feature:
-CUDA graphs, nvJPEG (torchvision.io on cuda), torch.compile, pinned memory, DataLoader workers and
-CUDA from other threads, autograd backward, `torch.Generator(device="cuda")`, CUDA event timing,
-ops without a CPU kernel.
+dispatch mode runs every ATen op on the CPU data under PyTorch's device rules (rules.py), autograd
+included (it lives on the CPU data), and logs every tensor made (allocations.py); a function mode
+re-expresses the Python entry points whose C++ bindings would reach real CUDA (functions.py,
+indexing.py); `torch.cuda`'s device/stream/event API is stood in for (stand_ins.py). Nothing it
+does reaches the real CUDA runtime, whatever GPUs the machine has: no device guard is opened for a
+simulated tensor, and the autograd engine never sees one. What it cannot imitate raises
+`SimulationUnsupported` naming the feature: CUDA graphs, nvJPEG (torchvision.io on cuda),
+torch.compile, pinned memory, DataLoader workers and CUDA from other threads,
+`torch.Generator(device="cuda")`, CUDA event timing, ops without a CPU kernel.
 
 It proves placement under PyTorch's op-level rules; it says nothing about kernels, numerics (TF32),
 races, streams, memory or speed. Known limits:
@@ -39,8 +41,8 @@ races, streams, memory or speed. Known limits:
   without a GPU); once a real GPU was used in the process, such calls reach it (argued, not run).
 - C++ entry points that reach CUDA without passing `torch.cuda._lazy_init` (legacy
   `x.type(torch.cuda.FloatTensor)`) fail with PyTorch's own driver error.
-- One process-wide effect cannot be undone: `torch._C._ensureCUDADeviceGuardSet()` (C++ device
-  guards stop asking the driver; a no-op on a machine with a GPU).
+- Inside a custom `torch.autograd.Function`'s forward the tensors are the CPU data: placement
+  there is not checked (its outputs are shown on its inputs' device).
 """
 
 from __future__ import annotations

@@ -65,11 +65,14 @@ def current_simulation() -> Simulation | None:
 @contextlib.contextmanager
 def simulated_cuda(device_count: int = DEFAULT_DEVICE_COUNT) -> Iterator[Simulation]:
     """Simulate `device_count` CUDA devices in this thread until the block ends."""
-    from simcuda.modes import SimulatedDispatch, SimulatedFunctions
+    from simcuda.dispatch import SimulatedDispatch
+    from simcuda.functions import SimulatedFunctions
     from simcuda.stand_ins import swapped
 
+    # No C++ device guard is ever opened for a simulated tensor (indexing.py, tensor.py), so the
+    # real CUDA guard, in force on every machine with a GPU, is never reached: nothing here may
+    # rely on torch._C._ensureCUDADeviceGuardSet(), a no-op wherever a GPU is visible.
     sim = Simulation(device_count)
-    torch._C._ensureCUDADeviceGuardSet()  # x[i], x[i] = v open a CUDA device guard in C++
     _RUNNING.append(sim)
     try:
         with refusals_logged_to(sim.refusals), swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim):

@@ -11,8 +11,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.utils._pytree import tree_leaves, tree_map
 
 from simcuda.allocations import caller_summary
+from simcuda.tensor import is_simulated, real_cpu, wrap
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -141,6 +143,26 @@ def dataloader_iter(original: Callable[..., Any]) -> Callable[..., Any]:
     return refusing_workers
 
 
+def custom_function_apply(original: Any) -> classmethod:
+    """`torch.autograd.Function.apply` for simulated inputs: the C++ apply builds the function's
+    node only for inputs that require grad, which a simulated tensor never does itself (autograd
+    lives on its CPU data: tensor.py). So the function runs on the CPU data, where its node joins
+    the graph, and its tensor outputs are shown on the inputs' device. Inside its forward the
+    tensors are the CPU data: placement there is not checked."""
+
+    def apply(cls: type, *args: Any, **kwargs: Any) -> Any:
+        simulated = [leaf for leaf in tree_leaves((args, kwargs)) if is_simulated(leaf)]
+        bound = original.__get__(None, cls)
+        if not simulated:
+            return bound(*args, **kwargs)
+        unwrap = lambda leaf: real_cpu(leaf) if isinstance(leaf, torch.Tensor) else leaf  # noqa: E731
+        out = bound(*tree_map(unwrap, args), **tree_map(unwrap, kwargs))
+        device = simulated[0].device
+        return tree_map(lambda leaf: wrap(leaf, device) if isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu" else leaf, out)
+
+    return classmethod(apply)
+
+
 def compiled_frame(original: Callable[..., Any]) -> Callable[..., Any]:
     def refusing_callbacks(callback: Any) -> Any:
         # Dynamo would skip every frame under the dispatch mode and run eagerly without saying so.
@@ -160,6 +182,8 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets: list[tuple[Any, str, Any]] = [(torch.cuda, name, value) for name, value in cuda_api(sim).items()]
     targets.append((torch, "compile", refuse("torch.compile (Dynamo skips frames under a dispatch mode)")))
     targets.append((torch, "Generator", SimulatedGenerator))
+    function = torch.autograd.function.Function
+    targets.append((function, "apply", custom_function_apply(function.__dict__["apply"])))
     loader = torch.utils.data.DataLoader
     targets.append((loader, "__iter__", dataloader_iter(loader.__iter__)))
     eval_frame = sys.modules.get("torch._dynamo.eval_frame")  # importing Dynamo here would cost seconds

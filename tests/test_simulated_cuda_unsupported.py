@@ -45,9 +45,6 @@ FEATURES: dict[str, tuple[Callable[[torch.Tensor], object], str]] = {
     "DataLoader pin_memory": (lambda x: next(iter(torch.utils.data.DataLoader([1], pin_memory=True))), "pinned memory"),
     "DataLoader workers": (lambda x: next(iter(torch.utils.data.DataLoader([1], num_workers=1))), "DataLoader worker"),
     "factory in another thread": (in_another_thread, "CUDA used from another thread"),
-    "backward": (lambda x: (x.requires_grad_() * 2).sum().backward(), "autograd backward"),
-    "autograd.grad": (lambda x: torch.autograd.grad((x.requires_grad_() * 2).sum(), x), "autograd backward"),
-    "backward from a CPU loss": (lambda x: (x.requires_grad_() * 2).sum().cpu().backward(), "autograd backward"),
     "CUDA generator": (lambda x: torch.Generator(device="cuda"), "torch.Generator"),
     "growing a tensor in place": (lambda x: x.flatten().resize_(10_000), "growing a simulated tensor"),
     "event timing": (lambda x: torch.cuda.Event(enable_timing=True).elapsed_time(torch.cuda.Event()), "event timing"),
@@ -71,7 +68,7 @@ def test_a_compiled_function_made_before_the_context_is_refused() -> None:
 
 
 def test_supported_neighbours_still_run() -> None:
-    """The refusals are narrow: forward with requires_grad, streams, events, CPU generators run."""
+    """The refusals are narrow: autograd (tests/test_simcuda_autograd.py), streams, events, CPU generators run."""
     with simulated_cuda():
         x = torch.rand(3, device="cuda:1", requires_grad=True)
         assert (x * 2).requires_grad

@@ -92,7 +92,6 @@ def test_a_new_kind_of_finding_on_a_triaged_callable_is_still_new(harness, allow
         ('[state."x"]\nstate-left-behind = { releases = "0.7", reason = "r" }\n', "releases = '0.7' is not a PEP 440 specifier"),
         ('[state."x"]\nstate-left-behind = { release = ">=1", reason = "r" }\n', "unknown field(s) release"),
         ('[state."x"]\nstate-left-behind = { bug = 2791, reason = "r" }\n', "bug must be a registry id string"),
-        ('[state."x"]\nstate-left-behind = { bug = "kornia-9999", reason = "r" }\n', "bug(s) kornia-9999 not in the registry"),
     ],
 )
 def test_malformed_allowlist_is_a_one_line_usage_error(harness, allowlist: Path, text: str, message: str) -> None:
@@ -137,3 +136,12 @@ def test_what_a_triage_covers(triage: dict, installed: str | None, affected: boo
     from fixtures.sweeps.allowlist import accepted, parse_triage
 
     assert accepted(parse_triage(triage, "x"), installed, affected) is covers
+
+
+def test_every_bug_the_shipped_allowlist_charges_is_in_the_shipped_registry() -> None:
+    from fixtures.known_bugs.registry import load_registry
+    from fixtures.sweeps.allowlist import load_allowlist
+    from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
+
+    charged = {triage.bug for triage in load_allowlist(DEFAULT_ALLOWLIST).values() if triage.bug}
+    assert charged == {"kornia-2791"} and charged <= set(load_registry())

@@ -1,8 +1,8 @@
 """kornia-2837, direct: the differentiable JPEG codec and its chain on `device` against the CPU.
 
-On cpu this is a control. On simcuda:N the same bodies run forward on the simulated CUDA device
-(simulated evidence); its backward cannot run there (the C++ autograd engine asks the CUDA runtime
-for streams), so the gradient test is inconclusive on it. On a GPU the buggy commit raised a device
+On cpu this is a control. On simcuda:N the same bodies, forward and backward, run on the simulated
+CUDA device (simulated evidence; its autograd runs on the CPU data, the gradient shown on the
+device). On a GPU the buggy commit raised a device
 mismatch, which the shared classifier turns into BugObserved; that is argued, not run here.
 Every body runs in full fp32: the codec and the chain go through convolutions and matmuls, which
 cuDNN runs in TF32 by default on Ampere and later, enough to break the chain's 1e-6 comparison
@@ -70,12 +70,6 @@ def _codec_case_device(device: str, simulation: object | None, shape: tuple[int,
     return torch.device(device)
 
 
-def _backward_runs_on(device: torch.device) -> None:
-    """A one-element backward first: where autograd cannot run (the simulated device refuses it)
-    the test stops here, not after a whole codec forward."""
-    torch.ones(1, device=device, requires_grad=True).sum().backward()
-
-
 def _observe_close(name: str, device: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
     difference = _mean_abs_difference(actual, expected)
     observe(difference > MEAN_ABS_TOLERANCE, f"{name} on {device} differs from CPU: mean |diff| {difference:.3g}")
@@ -99,7 +93,6 @@ def test_codec_gradient_on_device_matches_cpu(
     device: str, simulation: object | None, shape: tuple[int, ...], qualities: list[float]
 ) -> None:
     target = _codec_case_device(device, simulation, shape)
-    _backward_runs_on(target)
     image, quality = torch.rand(shape), torch.tensor(qualities)
     actual = _run_on_device(
         lambda: _codec_input_grad(image.to(target), quality.to(target)), target, "jpeg_codec_differentiable backward", simulation

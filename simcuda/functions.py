@@ -1,0 +1,247 @@
+"""The function mode: the Python entry points whose C++ bindings would reach real CUDA for a
+simulated tensor, re-expressed through the dispatcher (which the dispatch mode handles).
+
+- calls that name a CUDA device (`torch.zeros(device="cuda:1")`, `.to("cuda")`, `.cuda()`,
+  `new_*`, `torch.tensor(..., device=)`) would start CUDA in their bindings;
+- the hand-written bindings that open a device guard for the tensor's device
+  (torch/csrc/autograd/python_variable_methods.cpp: `copy_`, `contiguous`, `nonzero`, `~`,
+  `float()` / `int()` / `bool()` / `complex()` / `__index__`, legacy `new`) and indexing
+  (python_variable_indexing.cpp; indexing.py does it in Python) go through the dispatcher instead;
+- backward and `torch.autograd.grad` run where the graph is, on the CPU data (tensor.py);
+- `as_subclass` keeps a tensor subclass (a TVTensor) on the simulated device, as on CUDA.
+
+A handled call on a tensor subclass with its own `__torch_function__` (torchvision's TVTensors)
+goes through that first, with this mode still on, so the subclass re-wraps the result as it
+does on a real GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_map
+
+from simcuda import indexing, rules
+from simcuda.dispatch import check_generators, device_of
+from simcuda.tensor import SimulatedTensor, is_simulated, real_cpu, simulated_class, wrap
+from simcuda.unsupported import SimulationUnsupported
+
+if TYPE_CHECKING:
+    from simcuda.simulation import Simulation
+
+aten = torch.ops.aten
+_TENSOR_FUNCTION = torch.Tensor.__torch_function__.__func__
+_OWN_LESS = (_TENSOR_FUNCTION, torch._C._disabled_torch_function_impl)
+
+
+def _read_values(data: Any) -> Any:
+    """A nested list with simulated tensors in it, those replaced by their CPU data."""
+    if isinstance(data, (list, tuple)):
+        return type(data)(_read_values(item) for item in data)
+    return real_cpu(data) if isinstance(data, torch.Tensor) else data
+
+
+def _is_cuda(device: Any) -> bool:
+    return device is not None and not isinstance(device, torch.Tensor) and device_of(device).type == "cuda"
+
+
+def _has_own_torch_function(cls: type) -> bool:
+    function = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
+    return function not in _OWN_LESS
+
+
+def _scalar(tensor: torch.Tensor) -> bool | int | float | complex:
+    if tensor.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return aten.item.default(tensor)
+
+
+def _index(tensor: torch.Tensor) -> int:
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(aten.item.default(tensor))
+
+
+def _invert(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.is_floating_point() or tensor.is_complex():
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return aten.bitwise_not.default(tensor)
+
+
+def _nonzero(tensor: torch.Tensor, *, as_tuple: bool = False) -> torch.Tensor | tuple[torch.Tensor, ...]:
+    return tuple(aten.nonzero_numpy.default(tensor)) if as_tuple else aten.nonzero.default(tensor)
+
+
+def _legacy_new(tensor: torch.Tensor, *args: Any) -> torch.Tensor:
+    """`x.new(2, 3)`, `x.new(torch.Size)`, `x.new([data])`, `x.new()`: the same type and device."""
+    if len(args) == 1 and not isinstance(args[0], (int, torch.Size)):
+        return tensor.new_tensor(args[0])
+    return tensor.new_empty(args[0] if len(args) == 1 and isinstance(args[0], torch.Size) else args)
+
+
+# The guarded bindings, each as the dispatcher's ops it stands for (only for a simulated tensor).
+_GUARDED = {
+    torch.Tensor.copy_: lambda self, src, non_blocking=False: aten.copy_.default(self, src, non_blocking),
+    torch.Tensor.contiguous: lambda self, memory_format=torch.contiguous_format: aten.contiguous.default(self, memory_format=memory_format),
+    torch.Tensor.nonzero: _nonzero,
+    torch.nonzero: _nonzero,
+    torch.Tensor.__invert__: _invert,
+    torch.Tensor.__float__: lambda self: float(_scalar(self)),
+    torch.Tensor.__int__: lambda self: int(_scalar(self)),
+    torch.Tensor.__complex__: lambda self: complex(_scalar(self)),
+    torch.Tensor.__bool__: lambda self: bool(aten.is_nonzero.default(self)),
+    torch.Tensor.__index__: _index,
+    torch.Tensor.new: _legacy_new,
+}
+
+
+def _cpu_data(value: Any) -> Any:
+    return tree_map(lambda leaf: real_cpu(leaf) if isinstance(leaf, torch.Tensor) else leaf, value)
+
+
+class SimulatedFunctions(TorchFunctionMode):
+    def __init__(self, sim: Simulation) -> None:
+        super().__init__()
+        self.sim = sim
+        tensor = torch.Tensor
+        self.handlers: dict[Callable, Callable] = {
+            tensor.to: self._to,
+            tensor.cuda: self._cuda,
+            tensor.pin_memory: self._unsupported("pinned memory (Tensor.pin_memory)"),
+            tensor.backward: self._backward,
+            torch.autograd.backward: self._backward,
+            torch.autograd.grad: self._grad,
+            torch.tensor: self._from_data,
+            torch.as_tensor: self._from_data,
+            torch.asarray: self._from_data,
+            tensor.__getitem__: self._getitem,
+            tensor.__setitem__: self._setitem,
+            tensor.as_subclass: self._as_subclass,
+            # Parses `Module.to(device=..., dtype=...)`: it makes no tensor, whatever device it names.
+            torch._C._nn._parse_to: lambda func, args, kwargs: func(*args, **kwargs),
+            **{getattr(tensor, name): self._new for name in ("new_tensor", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full")},
+            **{func: self._unguarded(through) for func, through in _GUARDED.items()},
+        }
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
+        kwargs = kwargs or {}
+        handler = self.handlers.get(func)
+        if handler is not None:
+            owner = args[0] if args else None
+            if isinstance(owner, torch.Tensor) and _has_own_torch_function(type(owner)) and torch._C._is_torch_function_enabled():
+                with self:  # the subclass's own rules first; its inner call comes back here
+                    return type(owner).__torch_function__(func, types, args, kwargs)
+            return handler(func, args, kwargs)
+        if kwargs.get("pin_memory"):
+            raise SimulationUnsupported("pinned memory (pin_memory=True)", func.__name__)
+        if _is_cuda(kwargs.get("device")):
+            return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
+        return func(*args, **kwargs)
+
+    def _factory(self, func, args, kwargs, device, op=None):  # noqa: ANN001, ANN202
+        """Make it on the CPU, then hand it out as made on `device` (one log entry, on `device`)."""
+        generator = kwargs.get("generator")
+        if generator is not None:
+            check_generators(self.sim, [generator], device)
+        cpu_kwargs = {**kwargs, "device": rules.CPU}
+        requires_grad = cpu_kwargs.pop("requires_grad", False)
+        with self.sim.quiet():
+            made = func(*args, **cpu_kwargs)
+        if not isinstance(made, torch.Tensor):
+            raise SimulationUnsupported("a device= call that returns no tensor", f"{func.__name__} returned {type(made).__name__}")
+        made = real_cpu(made)
+        self.sim.log(op or f"torch.{func.__name__}", made, device)
+        return SimulatedTensor(made, device).requires_grad_(requires_grad)
+
+    def _from_data(self, func, args, kwargs):  # noqa: ANN001, ANN202
+        """torch.tensor / as_tensor / asarray: the bindings read a CUDA tensor (or a list of them)
+        through real CUDA. A tensor moves as `.to` would (as_tensor: itself when already there);
+        tensors inside a list are read from their CPU data, as CUDA reads them by value."""
+        data, rest = (args[0], args[1:]) if args else (kwargs.get("data", kwargs.get("obj")), ())
+        device = kwargs.get("device")
+        if isinstance(data, torch.Tensor) and (is_simulated(data) or _is_cuda(device)):
+            target = data.device if device is None else self.sim.normalize(device_of(device))
+            copy = func is torch.tensor or kwargs.get("copy", False)
+            moved = self._move(data, target, kwargs.get("dtype"), False, None, copy)
+            return moved.detach().requires_grad_(kwargs.get("requires_grad", False)) if func is torch.tensor else moved
+        if isinstance(data, (list, tuple)):
+            data = _read_values(data)
+            args, kwargs = ((data, *rest), kwargs) if args else ((), {**kwargs, "data" if "data" in kwargs else "obj": data})
+        if _is_cuda(device):
+            return self._factory(func, args, kwargs, self.sim.normalize(device_of(device)))
+        return func(*args, **kwargs)
+
+    def _to(self, func, args, kwargs):  # noqa: ANN001, ANN202
+        tensor, parsed = args[0], {key: value for key, value in kwargs.items() if key != "copy"}
+        device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args[1:], **parsed)
+        if not _is_cuda(device):
+            return func(*args, **kwargs)
+        return self._move(tensor, self.sim.normalize(device), dtype, non_blocking, memory_format, kwargs.get("copy", False))
+
+    def _cuda(self, func, args, kwargs):  # noqa: ANN001, ANN202
+        tensor, device = args[0], (args[1] if len(args) > 1 else kwargs.get("device"))
+        target = self.sim.normalize(torch.device("cuda") if device is None else device_of(device))
+        return self._move(tensor, target, None, kwargs.get("non_blocking", False), kwargs.get("memory_format"), False)
+
+    def _move(self, tensor, device, dtype, non_blocking, memory_format, copy):  # noqa: ANN001, ANN202, PLR0913
+        if tensor.device == device and not copy:
+            rest = {"dtype": dtype} if dtype is not None else {}
+            return tensor.to(**rest, memory_format=memory_format) if memory_format is not None else tensor.to(**rest)
+        # Through the dispatcher, not the Python binding: autograd records the copy, CUDA stays asleep.
+        return torch.ops.aten._to_copy.default(
+            tensor, dtype=dtype, device=device, non_blocking=non_blocking, memory_format=memory_format or torch.preserve_format
+        )
+
+    def _new(self, func, args, kwargs):  # noqa: ANN001, ANN202
+        tensor, device = args[0], kwargs.get("device")
+        target = self.sim.normalize(device_of(device)) if device is not None else tensor.device
+        if target.type != "cuda":
+            return func(*args, **kwargs)
+        cpu_kwargs = {**kwargs, "dtype": kwargs.get("dtype") or tensor.dtype}
+        return self._factory(func, (real_cpu(tensor), *args[1:]), cpu_kwargs, target, op=f"Tensor.{func.__name__}")
+
+    def _getitem(self, func, args, kwargs):  # noqa: ANN001, ANN202
+        tensor, key = args
+        return indexing.getitem(tensor, key) if is_simulated(tensor) else func(tensor, key)
+
+    def _setitem(self, func, args, kwargs):  # noqa: ANN001, ANN202
+        tensor, key, value = args
+        return indexing.setitem(tensor, key, value) if is_simulated(tensor) else func(tensor, key, value)
+
+    def _as_subclass(self, func, args, kwargs):  # noqa: ANN001, ANN202
+        tensor, cls = args[0], (args[1] if len(args) > 1 else kwargs["cls"])
+        if not is_simulated(tensor):
+            return func(*args, **kwargs)
+        return wrap(tensor.elem, tensor.device, like=cls) if not issubclass(cls, SimulatedTensor) else simulated_class(cls)(tensor.elem, tensor.device)
+
+    def _backward(self, func, args, kwargs):  # noqa: ANN001, ANN202
+        """Tensor.backward / torch.autograd.backward, run on the CPU data where the graph is."""
+        return func(*_cpu_data(args), **_cpu_data(kwargs))
+
+    def _grad(self, func, args, kwargs):  # noqa: ANN001, ANN202
+        """torch.autograd.grad on the CPU data; each gradient shown on its input's device."""
+        inputs = kwargs["inputs"] if "inputs" in kwargs else args[1]
+        inputs = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+        grads = func(*_cpu_data(args), **_cpu_data(kwargs))
+        return tuple(
+            wrap(grad, source.device) if grad is not None and is_simulated(source) else grad for grad, source in zip(grads, inputs)
+        )
+
+    @staticmethod
+    def _unguarded(through: Callable) -> Callable:
+        """A guarded binding: through the dispatcher for a simulated tensor, as it was otherwise."""
+
+        def call(func, args, kwargs):  # noqa: ANN001, ANN202
+            return through(*args, **kwargs) if args and is_simulated(args[0]) else func(*args, **kwargs)
+
+        return call
+
+    @staticmethod
+    def _unsupported(feature: str) -> Callable:
+        def refuse(func, args, kwargs):  # noqa: ANN001, ANN202
+            raise SimulationUnsupported(feature)
+
+        return refuse

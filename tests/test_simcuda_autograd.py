@@ -1,0 +1,89 @@
+"""Autograd on the simulated device: backward, `torch.autograd.grad`, hooks, custom Functions and
+an optimizer step give the CPU run's gradients, on the simulated device, and never ask the CUDA
+runtime for anything (the rehearsal in test_gpu_runner_rehearsal.py runs the suites with the real
+CUDA device guard in force)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from simcuda import is_simulated, real_cpu, simulated_cuda
+
+DEVICE = torch.device("cuda:1")
+
+
+class Doubled(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):  # noqa: ANN001, ANN205
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: ANN001, ANN205
+        return grad * 3  # not the true derivative: only a real call of this backward gives 3
+
+
+def model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 8 * 8, 2))
+
+
+def loss_of(net: nn.Module, image: torch.Tensor) -> torch.Tensor:
+    out = net(image)
+    return (out[:, 0] * Doubled.apply(out[:, 1])).sum() + image[0, :, 2:5, 1].pow(2).sum()
+
+
+def gradients(device: torch.device) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+    net = model().to(device)
+    image = torch.rand(2, 3, 8, 8, generator=torch.Generator().manual_seed(1)).to(device).requires_grad_()
+    loss_of(net, image).backward()
+    grads = [p.grad for p in net.parameters()]
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    optimizer.step()
+    return image.grad, grads, [p.detach() for p in net.parameters()]
+
+
+def on_cpu(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+    return [real_cpu(t) for t in tensors]
+
+
+def test_backward_and_an_optimizer_step_equal_the_cpu_run() -> None:
+    cpu_image_grad, cpu_grads, cpu_params = gradients(torch.device("cpu"))
+    with simulated_cuda(2):
+        image_grad, grads, params = gradients(DEVICE)
+        assert image_grad.device == DEVICE and all(g.device == DEVICE for g in grads) and is_simulated(grads[0])
+    assert torch.allclose(real_cpu(image_grad), cpu_image_grad)
+    assert all(torch.allclose(a, b) for a, b in zip(on_cpu(grads), cpu_grads))
+    assert all(torch.allclose(a, b) for a, b in zip(on_cpu(params), cpu_params))
+
+
+def test_autograd_grad_hooks_retain_grad_and_double_backward() -> None:
+    with simulated_cuda(2):
+        x = torch.tensor([1.0, 2.0, 3.0], device=DEVICE, requires_grad=True)
+        assert x.requires_grad and x.is_leaf and x.grad is None
+        y = x * x
+        y.retain_grad()
+        seen = []
+        y.register_hook(lambda grad: seen.append(grad.device) or grad * 10)
+        (first,) = torch.autograd.grad(y.sum(), x, create_graph=True)
+        assert first.device == DEVICE and torch.equal(real_cpu(first), torch.tensor([20.0, 40.0, 60.0]))
+        first.sum().backward()  # the second derivative: d/dx of 20x is 20
+        assert torch.equal(real_cpu(x.grad), torch.tensor([20.0, 20.0, 20.0])) and seen == [DEVICE]
+        assert y.grad_fn is not None and not y.is_leaf
+        z = x.detach()
+        assert not z.requires_grad and z.device == DEVICE
+
+
+def test_backward_from_a_loss_moved_to_the_cpu_reaches_the_simulated_leaf() -> None:
+    with simulated_cuda(2):
+        x = torch.ones(3, device=DEVICE, requires_grad=True)
+        (x * 2).sum().cpu().backward()
+        assert x.grad.device == DEVICE and torch.equal(real_cpu(x.grad), torch.full((3,), 2.0))
+
+
+def test_no_grad_records_nothing() -> None:
+    with simulated_cuda(2):
+        x = torch.ones(3, device=DEVICE, requires_grad=True)
+        with torch.no_grad():
+            y = x * 2
+        assert not y.requires_grad and y.grad_fn is None
