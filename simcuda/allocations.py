@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 import torch
 
@@ -34,11 +35,17 @@ class Allocation:
         return self.source is not None
 
 
-def caller_summary() -> str:
-    """`file:line in function` of the innermost frame outside torch and this package."""
+def caller_frame() -> FrameType | None:
+    """The innermost frame outside torch and this package: the code that asked for what runs."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_MACHINERY):
         frame = frame.f_back
+    return frame
+
+
+def caller_summary() -> str:
+    """`file:line in function` of the innermost frame outside torch and this package."""
+    frame = caller_frame()
     if frame is None:
         return "<torch internals>"
     return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"

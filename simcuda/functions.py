@@ -219,12 +219,14 @@ class SimulatedFunctions(TorchFunctionMode):
 
     def _backward(self, func, args, kwargs):  # noqa: ANN001, ANN202
         """Tensor.backward / torch.autograd.backward, run on the CPU data where the graph is."""
+        self.sim.graph_trees.backward_ran()
         return func(*_cpu_data(args), **_cpu_data(kwargs))
 
     def _grad(self, func, args, kwargs):  # noqa: ANN001, ANN202
         """torch.autograd.grad on the CPU data; each gradient shown on its input's device."""
         inputs = kwargs["inputs"] if "inputs" in kwargs else args[1]
         inputs = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
+        self.sim.graph_trees.backward_ran()
         grads = func(*_cpu_data(args), **_cpu_data(kwargs))
         return tuple(
             wrap(grad, source.device) if grad is not None and is_simulated(source) else grad for grad, source in zip(grads, inputs)

@@ -10,6 +10,7 @@ import torch
 
 from simcuda import rules
 from simcuda.allocations import Allocation, foreign, record
+from simcuda.graphs import GraphTrees, mark_step_restored
 from simcuda.unsupported import refusals_logged_to
 
 DEFAULT_DEVICE_COUNT = 2
@@ -25,6 +26,7 @@ class Simulation:
         self.current = 0
         self.allocations: list[Allocation] = []
         self.refusals: list[str] = []
+        self.graph_trees = GraphTrees()
         self._quiet = 0
 
     def normalize(self, device: torch.device) -> torch.device:
@@ -37,8 +39,12 @@ class Simulation:
         self.current = target.index
 
     def log(self, op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None) -> None:
-        if not self._quiet:
-            record(self.allocations, op, tensor, device, source)
+        """One tensor made (or copied) on `device`: logged, and reported to a compiled run's capture."""
+        if self._quiet:
+            return
+        record(self.allocations, op, tensor, device, source)
+        if (capture := self.graph_trees.capture) is not None:  # a compiled run: graphs.py
+            capture.add(tensor, on_cpu=device.type != "cuda")
 
     @contextlib.contextmanager
     def quiet(self) -> Iterator[None]:
@@ -48,6 +54,10 @@ class Simulation:
             yield
         finally:
             self._quiet -= 1
+
+    def recorded_cuda_graphs(self, device_index: int) -> int:
+        """CUDA graphs `torch.compile` recorded on the device (graphs.py), as torch's tree counts them."""
+        return self.graph_trees.recorded(device_index)
 
     def devices_touched(self) -> set[str]:
         return {entry.device for entry in self.allocations}
@@ -75,7 +85,7 @@ def simulated_cuda(device_count: int = DEFAULT_DEVICE_COUNT) -> Iterator[Simulat
     sim = Simulation(device_count)
     _RUNNING.append(sim)
     try:
-        with refusals_logged_to(sim.refusals), swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim):
+        with refusals_logged_to(sim.refusals), mark_step_restored(), swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim):
             yield sim
     finally:
         _RUNNING.remove(sim)

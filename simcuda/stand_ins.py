@@ -14,6 +14,7 @@ import torch
 from torch.utils._pytree import tree_leaves, tree_map
 
 from simcuda.allocations import caller_summary
+from simcuda.graphs import simulated_compile
 from simcuda.tensor import is_simulated, real_cpu, wrap
 from simcuda.unsupported import SimulationUnsupported
 
@@ -167,7 +168,7 @@ def compiled_frame(original: Callable[..., Any]) -> Callable[..., Any]:
     def refusing_callbacks(callback: Any) -> Any:
         # Dynamo would skip every frame under the dispatch mode and run eagerly without saying so.
         if callable(callback):
-            raise SimulationUnsupported("torch.compile (Dynamo skips frames under a dispatch mode)")
+            raise SimulationUnsupported("a function compiled before the simulation started (torch.compile outside it)")
         return original(callback)
 
     return refusing_callbacks
@@ -180,7 +181,7 @@ _ABSENT = object()
 def swapped(sim: Simulation) -> Iterator[None]:
     """Swap every stand-in in, and everything back on exit, whatever happens inside."""
     targets: list[tuple[Any, str, Any]] = [(torch.cuda, name, value) for name, value in cuda_api(sim).items()]
-    targets.append((torch, "compile", refuse("torch.compile (Dynamo skips frames under a dispatch mode)")))
+    targets.append((torch, "compile", simulated_compile(sim)))
     targets.append((torch, "Generator", SimulatedGenerator))
     function = torch.autograd.function.Function
     targets.append((function, "apply", custom_function_apply(function.__dict__["apply"])))

@@ -16,6 +16,7 @@ from typing import ContextManager
 import torch
 
 from fixtures.devices.spec import cuda_index
+from simcuda import current_simulation
 
 
 def cudagraph_skips() -> int:
@@ -26,7 +27,11 @@ def cudagraph_skips() -> int:
 
 
 def recorded_cuda_graphs(device_index: int) -> int:
-    """CUDA graphs recorded on this thread's tree for the GPU (0 where none was made)."""
+    """CUDA graphs recorded on this thread's tree for the GPU (0 where none was made); on the
+    simulated device, on its simulated tree (simcuda/graphs.py)."""
+    simulation = current_simulation()
+    if simulation is not None:
+        return simulation.recorded_cuda_graphs(device_index)
     from torch._inductor.cudagraph_trees import get_manager
 
     manager = get_manager(device_index, create_if_none_exists=False)

@@ -107,6 +107,7 @@ WORKAROUNDS = [
 ]
 
 
+@pytest.mark.simulable
 @pytest.mark.parametrize(("mode", "fixed_cache", "wrap", "oracle"), WORKAROUNDS)
 def test_workaround(device, mode, fixed_cache, wrap, oracle):
     if device == "cpu":

@@ -1,5 +1,6 @@
 """Control: CUDA graphs are active in the installed torch, and PyTorch's documented overwrite
-behaviour and its remedies hold (torch.compiler docs, "CUDAGraph Trees"). GPU only.
+behaviour and its remedies hold (torch.compiler docs, "CUDAGraph Trees"). On a GPU, and on the
+simulated device (simulable), where the same checks prove that it plays the tree's rules.
 
 Without this control a torch that never used CUDA graphs would make the sam2-460 reproduction
 pass vacuously. A torch that hands back stale data silently, instead of raising, is a regression.
@@ -13,6 +14,7 @@ import torch
 from suites.sam2_460_cudagraph.oracles import is_overwrite_error
 
 CPU_REASON = "CUDA graphs never apply to CPU tensors: torch.compile runs CPU code without them"
+pytestmark = pytest.mark.simulable
 # Different inputs, so that stale data (the second result read as the first) is told apart.
 SIZE = 8
 
