@@ -10,6 +10,9 @@ the commit pairs are listed in the closing note of issue 19. The conditions:
 - an old-release job of the matrix (kornia 0.7.1, 0.7.2) run with --strict-sweeps;
 - the simulated device on a machine whose real CUDA device guard is in force (any GPU runner):
   tests/real_cuda_guard.py;
+- sam2-460's direct test where CUDA graphs run (the simulated CUDA-graph tree: simcuda/graphs.py)
+  on a model with sam2 0.4.1's position cache, whose overwrite error fires before any graph is
+  recorded;
 """
 
 from __future__ import annotations
@@ -267,3 +270,52 @@ def test_the_simulated_device_never_reaches_the_real_cuda_guard(tmp_path: Path) 
     assert verdicts_of(tmp_path / "guarded")["kornia-2791"] == ("fixed", "simulated")
     sweep = suites_run(tmp_path / "sweep", "-p", "tests.real_cuda_guard", "--strict-sweeps", "--device", "simcuda:1", "suites/kornia_sweeps/test_device_sweep.py")
     assert sweep.returncode == 0, "\n".join(line for line in sweep.stdout.splitlines() if line.startswith(("FAILED", "ERROR")))[-3000:] + sweep.stderr[-2000:]
+
+
+# sam2 0.4.1's caching pattern (the cache filled by the compiled call, handed back as stored), not
+# the harness's stand-in itself, which the suite runs as a control: as sam2's own module would be.
+SAM2_041_DIRECT = """
+import pytest
+import torch
+
+from suites.sam2_460_cudagraph import test_compiled_encoder as suite
+from suites.sam2_460_cudagraph.position_encodings import CachedSinePosition
+
+test_compiled_encoder_matches_eager = suite.test_compiled_encoder_matches_eager
+
+
+class Sam2041PositionCache(torch.nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.inner = CachedSinePosition(channels, fixed=False)
+
+    def forward(self, features):
+        return self.inner(features)
+
+
+@pytest.fixture(autouse=True)
+def sam2_041_position_cache(monkeypatch):
+    monkeypatch.setattr(suite, "position_encoding", lambda channels: (Sam2041PositionCache(channels), "sam2 0.4.1's cache"))
+"""
+SAM2_ENTRY = """
+[sam2-460]
+title = "sam2 0.4.1's cache, under a package that is installed"
+package = "pytest"
+affected = ">=1"
+first_fixed = "999"
+issue = "https://example.invalid/issues/460"
+kind = "deterministic"
+symptom_device = "cuda"
+simulable = true
+"""
+
+
+def test_sam2_460_direct_oracle_sees_the_overwrite_that_fires_before_a_graph_is_recorded(harness, tmp_path: Path) -> None:
+    registry = tmp_path / "bugs.toml"
+    registry.write_text(SAM2_ENTRY)
+    harness.makepyfile(SAM2_041_DIRECT)
+    result = harness.runpytest(f"--bug-registry={registry}", "--device", "simcuda:1", "-p", "no:cacheprovider", f"--report-dir={tmp_path / 'report'}")
+    (verdict,) = json.loads((tmp_path / "report" / "results.json").read_text())["verdicts"]
+    assert (verdict["verdict"], verdict["evidence"]) == ("reproduced", "simulated"), verdict
+    assert "accessing tensor output of CUDAGraphs that has been overwritten" in verdict["detail"]
+    result.assert_outcomes(xfailed=2)  # both CUDA-graph modes
