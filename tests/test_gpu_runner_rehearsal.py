@@ -314,7 +314,9 @@ def test_sam2_460_direct_oracle_sees_the_overwrite_that_fires_before_a_graph_is_
     registry = tmp_path / "bugs.toml"
     registry.write_text(SAM2_ENTRY)
     harness.makepyfile(SAM2_041_DIRECT)
-    result = harness.runpytest(f"--bug-registry={registry}", "--device", "simcuda:1", "-p", "no:cacheprovider", f"--report-dir={tmp_path / 'report'}")
+    # A process of its own: the simulated tree imports torch._inductor, which must not be dropped
+    # from this process's modules by an in-process session's cleanup (it registers C++ operators).
+    result = harness.runpytest_subprocess(f"--bug-registry={registry}", "--device", "simcuda:1", "-p", "no:cacheprovider", f"--report-dir={tmp_path / 'report'}")
     (verdict,) = json.loads((tmp_path / "report" / "results.json").read_text())["verdicts"]
     assert (verdict["verdict"], verdict["evidence"]) == ("reproduced", "simulated"), verdict
     assert "accessing tensor output of CUDAGraphs that has been overwritten" in verdict["detail"]

@@ -129,3 +129,20 @@ def test_a_mismatch_without_cuda_graphs_is_inconclusive_not_the_bug(monkeypatch,
     with pytest.raises(verdict, match=says) as raised:
         run_glue(lambda k, v: None)
     assert raised.type is verdict  # Inconclusive is no BugObserved, and the other way round
+
+
+def overwrite_seen(*args) -> None:
+    from suites.sam2_460_cudagraph.oracles import torch_overwrite_text
+
+    error = RuntimeError(torch_overwrite_text() + 'File "position_encoding.py", line 1')
+    raise BugObserved(f"frame 1 (1, 3, 32, 32): {error}") from error
+
+
+@pytest.mark.parametrize(("skips_after", "recorded"), [(0, 0), (1, 0), (0, 3)])
+def test_torchs_overwrite_error_is_a_sighting_whatever_was_recorded(monkeypatch, skips_after, recorded) -> None:
+    """The error only the CUDA-graph tree raises proves the tree ran: on sam2 0.4.1 it fires at
+    the second frame, before a graph is recorded (GPU-runner rehearsal, prediction 2)."""
+    fake_gpu_run(monkeypatch, skips_after, recorded, overwrite_seen)
+    with pytest.raises(BugObserved, match="accessing tensor output of CUDAGraphs") as raised:
+        run_glue(lambda k, v: None)
+    assert raised.type is BugObserved

@@ -52,6 +52,13 @@ def comparison_tolerance(tf32_matmul: bool, tf32_cudnn: bool) -> Tolerance:
     return (TF32_ATOL, TF32_RTOL) if tf32_matmul or tf32_cudnn else (ATOL, RTOL)
 
 
+def from_the_tree(sighting: BugObserved) -> bool:
+    """Whether a sighting is torch's own overwrite error, which only the CUDA-graph tree raises:
+    proof by itself that graphs ran, even where it fired before any graph was recorded (sam2 0.4.1
+    at the second frame, during the new generation's first run). A mismatch of values is not."""
+    return sighting.__cause__ is not None and is_overwrite_error(sighting.__cause__)
+
+
 def cudagraph_use_problem(skips: int, recorded_graphs: int) -> str | None:
     """Why a run that saw nothing wrong cannot count as direct evidence of sam2-460 (the bug
     lives in CUDA-graph memory), or None when inductor did run CUDA graphs."""

@@ -3,9 +3,12 @@ graphs, run over frames (same size, a size change, back); every output must matc
 and no run may raise PyTorch's overwrite error. Plus the three workarounds.
 
 Both sides run in full fp32 (TF32 off for cuBLAS, cuDNN and inductor's templates), and the
-tolerance follows the precision read at comparison time. On a GPU a run that saw nothing wrong
-counts only if inductor really ran CUDA graphs (no skip, a graph recorded); otherwise it is
-Inconclusive, and so is a mismatch on such a run (it cannot be the CUDA-graph bug). The position cache is warmed on the test's own GPU (cuda:1 included).
+tolerance follows the precision read at comparison time. On a GPU (real or simulated) a run that
+saw nothing wrong counts only if inductor really ran CUDA graphs (no skip, a graph recorded);
+otherwise it is Inconclusive, and so is a mismatch of values on such a run (it cannot be the
+CUDA-graph bug). Torch's own overwrite error is a sighting whatever was recorded: only the tree
+raises it (on sam2 0.4.1 it fires at the second frame, before any graph is recorded). The
+position cache is warmed on the test's own GPU (cuda:1 included).
 
 On CPU the reproduction is the compile twin: the same body, compiled with inductor, but CUDA
 graphs never apply to CPU tensors, so it checks compiled == eager and decides nothing about the
@@ -28,6 +31,7 @@ from suites.sam2_460_cudagraph.oracles import (
     check_kept_outputs_against_eager,
     comparison_tolerance,
     cudagraph_use_problem,
+    from_the_tree,
 )
 from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, encoder_and_eager_twin, frames, position_encoding
 
@@ -66,7 +70,7 @@ def test_compiled_encoder_matches_eager(device, mode, record_property, as_contro
         with torch.no_grad():
             check_against_eager(torch.compile(encoder, mode=mode), eager, frames(device), comparison_tolerance(*tf32_flags()))
     except BugObserved as mismatch:
-        if problem := graphs_not_in_use(device, skips_before, record_property):
+        if not from_the_tree(mismatch) and (problem := graphs_not_in_use(device, skips_before, record_property)):
             raise Inconclusive(f"{device} {mode}: {mismatch}, but {problem}") from mismatch
         raise
     if problem := graphs_not_in_use(device, skips_before, record_property):
