@@ -16,6 +16,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from simcuda import rules
+from simcuda.pinning import cannot_pin_message
 from simcuda.tensor import SimulatedTensor, is_simulated, real_cpu
 from simcuda.unsupported import UNSUPPORTED_OPS, SimulationUnsupported
 
@@ -119,8 +120,7 @@ class SimulatedDispatch(TorchDispatchMode):
         name = _name(func)
         if name in UNSUPPORTED_OPS:
             raise SimulationUnsupported(UNSUPPORTED_OPS[name], str(func))
-        if kwargs.get("pin_memory"):
-            raise SimulationUnsupported("pinned memory (pin_memory=True)", str(func))
+        pin = bool(kwargs.pop("pin_memory", False))  # made, then pinned as ATen pins (pinning.py)
         call = Unwrapped(self.sim, name, args, kwargs)
         device_arg = device_of(kwargs.get("device"))
         if device_arg is not None:
@@ -128,6 +128,10 @@ class SimulatedDispatch(TorchDispatchMode):
             call.kwargs["device"] = rules.CPU
         device = rules.output_device(name, call.operands, device_arg)
         check_generators(self.sim, call.generators, device)
+        if pin and device.type == "cuda":
+            raise RuntimeError("Only dense CPU tensors can be pinned")  # ATen's empty_cuda
+        if name == "aten::_pin_memory" and device.type == "cuda":
+            raise RuntimeError(cannot_pin_message(real_cpu(args[0]).type().replace("torch.", "torch.cuda.", 1)))
         # An op of plain CPU tensors only (the backward of the CPU data's graph, say) is an ordinary
         # op: autograd above this mode has seen it. Only an op of simulated tensors, which never
         # carry autograd themselves, runs its CPU kernel with autograd on.
@@ -138,6 +142,8 @@ class SimulatedDispatch(TorchDispatchMode):
             if "Could not run" in str(error):
                 raise SimulationUnsupported("an op with no CPU kernel to stand in for its CUDA one", str(func)) from error
             raise
+        if pin:
+            out = torch.ops.aten._pin_memory.default(out)
         if isinstance(out, (tuple, list)):
             return type(out)(self._wrap(func, call, index, value, device) for index, value in enumerate(out))
         return self._wrap(func, call, 0, out, device)

@@ -8,7 +8,6 @@ simulated tensor, re-expressed through the dispatcher (which the dispatch mode h
   `float()` / `int()` / `bool()` / `complex()` / `__index__`, legacy `new`) and indexing
   (python_variable_indexing.cpp; indexing.py does it in Python) go through the dispatcher instead;
 - backward and `torch.autograd.grad` run where the graph is, on the CPU data (tensor.py);
-- `as_subclass` keeps a tensor subclass (a TVTensor) on the simulated device, as on CUDA.
 
 A handled call on a tensor subclass with its own `__torch_function__` (torchvision's TVTensors)
 goes through that first, with this mode still on, so the subclass re-wraps the result as it
@@ -26,7 +25,7 @@ from torch.utils._pytree import tree_map
 
 from simcuda import indexing, rules
 from simcuda.dispatch import check_generators, device_of
-from simcuda.tensor import SimulatedTensor, is_simulated, real_cpu, simulated_class, wrap
+from simcuda.tensor import SimulatedTensor, is_simulated, real_cpu, wrap
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -110,7 +109,6 @@ class SimulatedFunctions(TorchFunctionMode):
         self.handlers: dict[Callable, Callable] = {
             tensor.to: self._to,
             tensor.cuda: self._cuda,
-            tensor.pin_memory: self._unsupported("pinned memory (Tensor.pin_memory)"),
             tensor.backward: self._backward,
             torch.autograd.backward: self._backward,
             torch.autograd.grad: self._grad,
@@ -119,7 +117,6 @@ class SimulatedFunctions(TorchFunctionMode):
             torch.asarray: self._from_data,
             tensor.__getitem__: self._getitem,
             tensor.__setitem__: self._setitem,
-            tensor.as_subclass: self._as_subclass,
             # Parses `Module.to(device=..., dtype=...)`: it makes no tensor, whatever device it names.
             torch._C._nn._parse_to: lambda func, args, kwargs: func(*args, **kwargs),
             **{getattr(tensor, name): self._new for name in ("new_tensor", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full")},
@@ -135,8 +132,6 @@ class SimulatedFunctions(TorchFunctionMode):
                 with self:  # the subclass's own rules first; its inner call comes back here
                     return type(owner).__torch_function__(func, types, args, kwargs)
             return handler(func, args, kwargs)
-        if kwargs.get("pin_memory"):
-            raise SimulationUnsupported("pinned memory (pin_memory=True)", func.__name__)
         if _is_cuda(kwargs.get("device")):
             return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
         return func(*args, **kwargs)
@@ -146,6 +141,8 @@ class SimulatedFunctions(TorchFunctionMode):
         generator = kwargs.get("generator")
         if generator is not None:
             check_generators(self.sim, [generator], device)
+        if kwargs.get("pin_memory"):
+            raise RuntimeError("Only dense CPU tensors can be pinned")  # ATen's empty_cuda
         cpu_kwargs = {**kwargs, "device": rules.CPU}
         requires_grad = cpu_kwargs.pop("requires_grad", False)
         with self.sim.quiet():
@@ -211,12 +208,6 @@ class SimulatedFunctions(TorchFunctionMode):
         tensor, key, value = args
         return indexing.setitem(tensor, key, value) if is_simulated(tensor) else func(tensor, key, value)
 
-    def _as_subclass(self, func, args, kwargs):  # noqa: ANN001, ANN202
-        tensor, cls = args[0], (args[1] if len(args) > 1 else kwargs["cls"])
-        if not is_simulated(tensor):
-            return func(*args, **kwargs)
-        return wrap(tensor.elem, tensor.device, like=cls) if not issubclass(cls, SimulatedTensor) else simulated_class(cls)(tensor.elem, tensor.device)
-
     def _backward(self, func, args, kwargs):  # noqa: ANN001, ANN202
         """Tensor.backward / torch.autograd.backward, run on the CPU data where the graph is."""
         self.sim.graph_trees.backward_ran()
@@ -240,10 +231,3 @@ class SimulatedFunctions(TorchFunctionMode):
             return through(*args, **kwargs) if args and is_simulated(args[0]) else func(*args, **kwargs)
 
         return call
-
-    @staticmethod
-    def _unsupported(feature: str) -> Callable:
-        def refuse(func, args, kwargs):  # noqa: ANN001, ANN202
-            raise SimulationUnsupported(feature)
-
-        return refuse

@@ -11,6 +11,7 @@ import torch
 from simcuda import rules
 from simcuda.allocations import Allocation, foreign, record
 from simcuda.graphs import GraphTrees, mark_step_restored
+from simcuda.pinning import simulated_pinning
 from simcuda.unsupported import refusals_logged_to
 
 DEFAULT_DEVICE_COUNT = 2
@@ -85,7 +86,7 @@ def simulated_cuda(device_count: int = DEFAULT_DEVICE_COUNT) -> Iterator[Simulat
     sim = Simulation(device_count)
     _RUNNING.append(sim)
     try:
-        with refusals_logged_to(sim.refusals), mark_step_restored(), swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim):
+        with refusals_logged_to(sim.refusals), mark_step_restored(), simulated_pinning(), swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim):
             yield sim
     finally:
         _RUNNING.remove(sim)

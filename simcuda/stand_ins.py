@@ -1,6 +1,7 @@
 """What the context swaps into torch for its duration: `torch.cuda`'s device, stream and event API
-answered by the simulation, and refusals for what it cannot imitate (CUDA graphs, torch.compile,
-DataLoader workers, CUDA use from another thread)."""
+and `torch.accelerator`'s answered by the simulation, `torch.compile` (graphs.py), custom autograd
+Functions on the CPU data, and refusals for what it cannot imitate (raw CUDA graphs, functions
+compiled before the simulation, CUDA use from another thread)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from torch.utils._pytree import tree_leaves, tree_map
 
 from simcuda.allocations import caller_summary
 from simcuda.graphs import simulated_compile
+from simcuda.serialization import loadable, simulated_load
 from simcuda.tensor import is_simulated, real_cpu, wrap
 from simcuda.unsupported import SimulationUnsupported
 
@@ -133,15 +135,31 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
     }
 
 
-def dataloader_iter(original: Callable[..., Any]) -> Callable[..., Any]:
-    def refusing_workers(loader: torch.utils.data.DataLoader) -> Any:
-        if loader.num_workers > 0:
-            raise SimulationUnsupported("DataLoader worker processes (num_workers > 0 run outside the simulation)")
-        if loader.pin_memory:
-            raise SimulationUnsupported("pinned memory (DataLoader pin_memory=True)")
-        return original(loader)
+def accelerator_api(sim: Simulation) -> dict[str, Any]:
+    """`torch.accelerator` attribute -> stand-in: CUDA is the accelerator, as on a GPU machine (the
+    DataLoader asks it whether to pin, and its pin thread sets the device)."""
 
-    return refusing_workers
+    def set_device_index(device: Any) -> None:
+        sim.set_device(device if isinstance(device, (int, torch.device)) else torch.device(device))
+
+    return {
+        "is_available": lambda: True,
+        "device_count": lambda: sim.device_count,
+        "current_accelerator": lambda check_available=False: torch.device("cuda"),
+        "current_device_index": lambda: sim.current,
+        "set_device_index": set_device_index,
+        "synchronize": lambda device=None: None,
+    }
+
+
+def simulated_as_subclass(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`Tensor.as_subclass` (which no torch function mode sees): a simulated tensor made an
+    instance of `cls` stays on the simulated device, as a CUDA tensor of a TVTensor class does."""
+
+    def as_subclass(tensor: torch.Tensor, cls: type) -> torch.Tensor:
+        return wrap(tensor.elem, tensor.device, like=cls) if is_simulated(tensor) else original(tensor, cls)
+
+    return as_subclass
 
 
 def custom_function_apply(original: Any) -> classmethod:
@@ -185,21 +203,29 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets.append((torch, "Generator", SimulatedGenerator))
     function = torch.autograd.function.Function
     targets.append((function, "apply", custom_function_apply(function.__dict__["apply"])))
-    loader = torch.utils.data.DataLoader
-    targets.append((loader, "__iter__", dataloader_iter(loader.__iter__)))
+    targets.append((torch.Tensor, "as_subclass", simulated_as_subclass(torch._C.TensorBase.as_subclass)))
+    targets.append((torch, "load", simulated_load(torch.load)))
+    targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
     eval_frame = sys.modules.get("torch._dynamo.eval_frame")  # importing Dynamo here would cost seconds
     if hasattr(eval_frame, "_maybe_set_eval_frame"):  # compiled callables made before the context
         targets.append((eval_frame, "_maybe_set_eval_frame", compiled_frame(eval_frame._maybe_set_eval_frame)))
     # An attribute this torch release lacks is removed again on exit.
     saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
     cudnn = torch.backends.cudnn.enabled
+    fusers = torch._C._jit_texpr_fuser_enabled(), torch._C._jit_can_fuse_on_gpu()
     try:
         for owner, name, value in targets:
             setattr(owner, name, value)
         # A composite op picks cuDNN kernels for tensors that report CUDA (grid_sampler did).
         torch.backends.cudnn.enabled = False
-        yield
+        # TorchScript would build fused CUDA kernels for tensors that report CUDA (libcuda.so).
+        torch._C._jit_set_texpr_fuser_enabled(False)
+        torch._C._jit_override_can_fuse_on_gpu(False)
+        with loadable():
+            yield
     finally:
+        torch._C._jit_set_texpr_fuser_enabled(fusers[0])
+        torch._C._jit_override_can_fuse_on_gpu(fusers[1])
         torch.backends.cudnn.enabled = cudnn
         for owner, name, value in saved:
             if value is _ABSENT:

@@ -45,8 +45,6 @@ def is_refusal(error: BaseException) -> bool:
 
 # Ops whose only meaning is a CUDA feature the CPU cannot imitate, by schema name.
 UNSUPPORTED_OPS = {
-    "aten::pin_memory": "pinned memory (pin_memory)",
-    "aten::_pin_memory": "pinned memory (pin_memory)",
     "image::encode_jpegs_cuda": "nvJPEG (torchvision.io.encode_jpeg on cuda)",
     "image::decode_jpegs_cuda": "nvJPEG (torchvision.io.decode_jpeg on cuda)",
 }

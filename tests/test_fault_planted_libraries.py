@@ -45,7 +45,7 @@ SUITES = {
     "kornia-2791": "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py",
     "kornia-2837": "suites/kornia_2837_jpeg_device/test_jpeg_chain_meta.py",
     "torchvision-8587": "suites/torchvision_8587_encode_jpeg/test_consecutive_encodes.py",
-    "torchvision-8855": "suites/torchvision_8855_pin_memory/test_pin_memory_cpu_proxy.py",
+    "torchvision-8855": "suites/torchvision_8855_pin_memory",  # the CPU proxy and the simulated pinning
     "sam2-460": "suites/sam2_460_cudagraph/test_position_cache_proxy.py",
 }
 # sam2 is an optional extra: without it nothing of sam2 can be planted, and its fault skips.

@@ -39,7 +39,7 @@ def test_the_shipped_registry_holds_the_five_bugs_and_the_two_look_alikes() -> N
     assert not registry["kornia-2837"].affected.contains("0.7.2", prereleases=True)
     assert registry["torchvision-8587"].kind == "race"
     assert registry["sam2-460"].ambiguous is not None and registry["sam2-460"].ambiguous.contains("1.0")
-    assert [bug.id for bug in registry.values() if bug.simulable] == ["kornia-2791", "kornia-2837", "sam2-460"]
+    assert [bug.id for bug in registry.values() if bug.simulable] == ["kornia-2791", "kornia-2837", "sam2-460", "torchvision-8855"]
 
 
 def write(tmp_path: Path, text: str) -> Path:

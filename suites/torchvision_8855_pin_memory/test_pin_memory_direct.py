@@ -1,6 +1,8 @@
 """The real symptom: pin_memory on a CUDA machine, on each TVTensor type and through the
-upstream DataLoader reproducer (pin_memory=True). Nothing here can run without a CUDA device:
-Tensor.pin_memory() then raises, and the DataLoader silently skips pinning."""
+upstream DataLoader reproducer (pin_memory=True, in the main thread and with worker processes
+and the pin thread). On a GPU it is direct evidence; on the simulated device (simcuda:N), which
+pins through ATen's real path (simcuda/pinning.py), simulated evidence. On a plain CPU it cannot
+run: Tensor.pin_memory() then raises, and the DataLoader silently skips pinning."""
 
 from __future__ import annotations
 
