@@ -7,7 +7,7 @@ with simulated_cuda(device_count=2) as sim:      # everything restored on exit, 
     sim.set_device(1)                             # "cuda" now means cuda:1
     x = torch.rand(2, 3, device="cuda:1")         # x.device == torch.device("cuda:1"), x.is_cuda
     y = x.cpu() + 1                               # real data: .item(), .tolist(), print all work
-    sim.allocations                               # [Allocation(op, device, shape, dtype, caller, source)]
+    sim.allocations                               # [Allocation(op, device, shape, dtype, where, source)]: .caller
     sim.devices_touched()                         # {"cuda:1", "cpu"}
     sim.foreign_allocations(allowed={"cuda:1", "cpu"})   # made on a device the test never asked for
 real_cpu(x)                                       # the CPU tensor holding x's data (plain tensors: as is)
@@ -24,12 +24,14 @@ re-expresses the Python entry points whose C++ bindings would reach real CUDA (f
 indexing.py); `torch.cuda`'s device/stream/event API is stood in for (stand_ins.py). Nothing it
 does reaches the real CUDA runtime, whatever GPUs the machine has: no device guard is opened for a
 simulated tensor, and the autograd engine never sees one. What it cannot imitate raises
-`SimulationUnsupported` naming the feature: CUDA graphs, nvJPEG (torchvision.io on cuda),
-torch.compile, pinned memory, DataLoader workers and CUDA from other threads,
-`torch.Generator(device="cuda")`, CUDA event timing, ops without a CPU kernel.
+`SimulationUnsupported` naming the feature: raw CUDA graphs (torch.compile's graph trees are
+simulated: graphs.py), nvJPEG (torchvision.io on cuda), CUDA from other threads,
+`torch.Generator(device="cuda")`, CUDA event timing, ops without a CPU kernel. Pinned memory runs
+through ATen's own path (pinning.py), autograd on the CPU data.
 
-It proves placement under PyTorch's op-level rules; it says nothing about kernels, numerics (TF32),
-races, streams, memory or speed. Known limits:
+It proves placement under PyTorch's op-level rules, the CUDA-graph tree's invalidation rules and
+what pinning does to the objects pinned; it says nothing about kernels, numerics (TF32), races,
+streams, memory (pinning locks no page) or speed. Known limits:
 - 0-dim CPU tensors may meet CUDA tensors in every op (FakeTensor's rule); the few CUDA kernels that
   reject them are missed (a false negative, never a false alarm). Every mismatch gets
   TensorIterator's text; argument-checking kernels word it differently after the common prefix

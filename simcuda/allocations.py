@@ -6,9 +6,9 @@ import functools
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import NamedTuple
 
 import torch
 
@@ -16,9 +16,9 @@ import torch
 _MACHINERY = (str(Path(torch.__file__).parent), str(Path(__file__).parent), str(Path(sys.modules["contextlib"].__file__)))
 
 
-@dataclass(frozen=True)
-class Allocation:
-    """One new tensor: the op that made it, where, what, and the first caller outside torch.
+class Allocation(NamedTuple):  # a NamedTuple: one is made for every tensor an op creates
+    """One new tensor: the op that made it, where, what, and the first caller outside torch
+    (`where`: file, line, function; `caller` says it as text, made only when read).
 
     `source` is set for transfers (`.to`, `.cuda`, `.cpu`, `copy_` from another device).
     """
@@ -27,18 +27,28 @@ class Allocation:
     device: str
     shape: tuple[int, ...]
     dtype: str
-    caller: str
+    where: tuple[str, int, str] | None
     source: str | None = None
+
+    @property
+    def caller(self) -> str:
+        """`file:line in function`, or `<torch internals>` when no frame is outside torch."""
+        return "<torch internals>" if self.where is None else "{}:{} in {}".format(*self.where)
 
     @property
     def is_transfer(self) -> bool:
         return self.source is not None
 
 
+@functools.cache
+def _is_machinery(filename: str) -> bool:
+    return filename.startswith(_MACHINERY)
+
+
 def caller_frame() -> FrameType | None:
     """The innermost frame outside torch and this package: the code that asked for what runs."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_MACHINERY):
+    while frame is not None and _is_machinery(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 
@@ -57,7 +67,10 @@ def _text(value: torch.device | torch.dtype) -> str:
 
 
 def record(log: list[Allocation], op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None) -> None:
-    log.append(Allocation(op, _text(device), tuple(tensor.shape), _text(tensor.dtype), caller_summary(), None if source is None else _text(source)))
+    frame = caller_frame()
+    where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    entry = (op, _text(device), tuple(tensor.shape), _text(tensor.dtype), where, None if source is None else _text(source))
+    log.append(tuple.__new__(Allocation, entry))  # without the generated Python __new__: every op logs
 
 
 def foreign(log: Sequence[Allocation], allowed: set[str]) -> list[Allocation]:

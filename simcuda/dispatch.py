@@ -48,7 +48,9 @@ def device_of(value: Any) -> torch.device | None:
 
 class Unwrapped:
     """One pass over an op's arguments (ATen nests tensors one list deep at most): the CPU
-    arguments to run, the operands the rules need, the generators, the caller's tensors by id."""
+    arguments to run, the operands the rules need, the generators, the caller's tensors by id,
+    and whether the CPU kernel needs autograd's keys (a tensor that requires grad, a conjugate or
+    negative bit)."""
 
     def __init__(self, sim: Simulation, name: str, args: tuple, kwargs: dict) -> None:
         self.sim = sim
@@ -56,26 +58,29 @@ class Unwrapped:
         self.operands: list[rules.Operand] = []
         self.generators: list[torch.Generator] = []
         self.originals: dict[int, torch.Tensor] = {}
+        self.needs_autograd = False
         indexing = name in rules.INDEXING_OPS
         self.args = tuple(self._value(arg, indexing and position == 1) for position, arg in enumerate(args))
-        self.kwargs = {key: self._value(value, False) for key, value in kwargs.items()}
+        self.kwargs = {key: self._value(value, False) for key, value in kwargs.items()} if kwargs else kwargs
 
     def _value(self, value: Any, is_index: bool) -> Any:
-        if isinstance(value, (list, tuple)):
-            return type(value)(self._leaf(item, is_index) for item in value)
-        return self._leaf(value, is_index)
-
-    def _leaf(self, value: Any, is_index: bool) -> Any:
         if isinstance(value, torch.Tensor):
-            cpu = real_cpu(value)
-            if cpu is value and value.device.type == "cuda":
-                raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", self.name)
-            self.operands.append(rules.Operand(value.device, value.dim(), is_index))
-            self.originals[id(cpu)] = value
-            return cpu
-        if isinstance(value, torch.Generator):
+            return self._tensor(value, is_index)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._value(item, is_index) for item in value) if value and not isinstance(value[0], int) else value
+        if type(value) is torch._C.Generator:  # the C type: torch.Generator is a stand-in inside
             self.generators.append(value)
         return value
+
+    def _tensor(self, value: torch.Tensor, is_index: bool) -> torch.Tensor:
+        cpu = value.elem if type(value) is SimulatedTensor or isinstance(value, SimulatedTensor) else value
+        if cpu is value and value.device.type == "cuda":
+            raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", self.name)
+        self.operands.append(rules.operand(value.device, value.dim(), is_index))
+        self.originals[id(cpu)] = value
+        if not self.needs_autograd and (cpu.requires_grad or cpu.is_conj() or cpu.is_neg()):
+            self.needs_autograd = True
+        return cpu
 
 
 def check_generators(sim: Simulation, generators: list[torch.Generator], device: torch.device) -> None:
@@ -95,13 +100,25 @@ def _follow_metadata(wrapper: torch.Tensor, data: torch.Tensor, func: torch._ops
         raise SimulationUnsupported("growing a simulated tensor in place", str(func)) from error
 
 
+_KEY_SETS: dict[tuple[int, int], tuple[torch._C.DispatchKeySet, torch._C.DispatchKeySet]] = {}
+
+
+def _with_run_with(include: torch._C.DispatchKeySet, exclude: torch._C.DispatchKeySet) -> tuple[torch._C.DispatchKeySet, torch._C.DispatchKeySet]:
+    """The thread's key sets with _RUN_WITH no longer excluded (a handful of distinct pairs
+    occur: computed once each, since every op asks)."""
+    raw = (include.raw_repr(), exclude.raw_repr())
+    if raw not in _KEY_SETS:
+        for key in _RUN_WITH:
+            exclude = exclude.remove(key)
+        _KEY_SETS[raw] = (include, exclude)
+    return _KEY_SETS[raw]
+
+
 def run_on_cpu(func: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     """The CPU kernel, with autograd and the conjugate / negative fallbacks the handler runs
     without (see the module docstring)."""
-    excluded = torch._C._dispatch_tls_local_exclude_set()
-    for key in _RUN_WITH:
-        excluded = excluded.remove(key)
-    with torch._C._ForceDispatchKeyGuard(torch._C._dispatch_tls_local_include_set(), excluded):
+    forced = _with_run_with(torch._C._dispatch_tls_local_include_set(), torch._C._dispatch_tls_local_exclude_set())
+    with torch._C._ForceDispatchKeyGuard(*forced):
         return func(*args, **kwargs)
 
 
@@ -120,7 +137,7 @@ class SimulatedDispatch(TorchDispatchMode):
         name = _name(func)
         if name in UNSUPPORTED_OPS:
             raise SimulationUnsupported(UNSUPPORTED_OPS[name], str(func))
-        pin = bool(kwargs.pop("pin_memory", False))  # made, then pinned as ATen pins (pinning.py)
+        pin = bool(kwargs.pop("pin_memory", False)) if "pin_memory" in kwargs else False  # made, then pinned as ATen pins (pinning.py)
         call = Unwrapped(self.sim, name, args, kwargs)
         device_arg = device_of(kwargs.get("device"))
         if device_arg is not None:
@@ -136,8 +153,11 @@ class SimulatedDispatch(TorchDispatchMode):
         # op: autograd above this mode has seen it. Only an op of simulated tensors, which never
         # carry autograd themselves, runs its CPU kernel with autograd on.
         simulated = device.type == "cuda" or any(operand.device.type == "cuda" for operand in call.operands)
+        # Without a tensor that requires grad or carries a bit, autograd's keys change nothing,
+        # except the version counters and view records of in-place ops and views.
+        with_keys = simulated and (call.needs_autograd or any(_returns(func)))
         try:
-            out = run_on_cpu(func, call.args, call.kwargs) if simulated else func(*call.args, **call.kwargs)
+            out = run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
         except NotImplementedError as error:
             if "Could not run" in str(error):
                 raise SimulationUnsupported("an op with no CPU kernel to stand in for its CUDA one", str(func)) from error

@@ -16,6 +16,8 @@ does on a real GPU.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from simcuda.simulation import Simulation
 
 aten = torch.ops.aten
+_KEY = torch._C.DispatchKey
 _TENSOR_FUNCTION = torch.Tensor.__torch_function__.__func__
 _OWN_LESS = (_TENSOR_FUNCTION, torch._C._disabled_torch_function_impl)
 
@@ -56,12 +59,6 @@ def _scalar(tensor: torch.Tensor) -> bool | int | float | complex:
     if tensor.numel() != 1:
         raise ValueError("only one element tensors can be converted to Python scalars")
     return aten.item.default(tensor)
-
-
-def _index(tensor: torch.Tensor) -> int:
-    if tensor.is_floating_point() or tensor.is_complex() or tensor.numel() != 1:
-        raise TypeError("only integer tensors of a single element can be converted to an index")
-    return int(aten.item.default(tensor))
 
 
 def _invert(tensor: torch.Tensor) -> torch.Tensor:
@@ -92,9 +89,43 @@ _GUARDED = {
     torch.Tensor.__int__: lambda self: int(_scalar(self)),
     torch.Tensor.__complex__: lambda self: complex(_scalar(self)),
     torch.Tensor.__bool__: lambda self: bool(aten.is_nonzero.default(self)),
-    torch.Tensor.__index__: _index,
+    torch.Tensor.__index__: indexing.as_index,
     torch.Tensor.new: _legacy_new,
 }
+
+
+# Autograd's keys above the dispatch mode. A plain tensor that requires grad meeting a simulated
+# one (`.to("cuda")` of a leaf, a CPU scalar parameter times a simulated tensor) would have autograd
+# record a node there with a CUDA-device output, whose stream the engine asks real CUDA for. With
+# them excluded the op reaches the mode, whose CPU kernel records it on the CPU data (tensor.py).
+_AUTOGRAD_ABOVE = functools.reduce(
+    operator.or_, (torch._C.DispatchKeySet(key) for key in (_KEY.AutogradCPU, _KEY.AutogradCUDA, _KEY.AutogradOther, _KEY.ADInplaceOrView))
+)
+
+
+# Queries autograd's layer answers itself: below it they would meet the device rules as ops.
+# (Module.to asks whether a CPU parameter can take a CUDA tensor's data: dense and dense, yes.)
+_ANSWERED_ABOVE = frozenset({torch._has_compatible_shallow_copy_type})
+
+
+def _plain_grad_meets_simulated(func: Callable, args: tuple, kwargs: dict) -> bool:
+    """A plain tensor that requires grad among the operands, with a simulated one (operands nest
+    one list deep at most). Runs for every call: no grad mode, no check."""
+    if not torch.is_grad_enabled() or func in _ANSWERED_ABOVE:
+        return False
+    simulated = grad = False
+    for value in (*args, *kwargs.values()) if kwargs else args:
+        for leaf in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(leaf, SimulatedTensor):
+                simulated = True
+            elif isinstance(leaf, torch.Tensor) and leaf.requires_grad:
+                grad = True
+    return simulated and grad
+
+
+def _below_autograd(func: Callable, *args: Any, **kwargs: Any) -> Any:
+    with torch._C._ExcludeDispatchKeyGuard(_AUTOGRAD_ABOVE):
+        return func(*args, **kwargs)
 
 
 def _cpu_data(value: Any) -> Any:
@@ -134,6 +165,8 @@ class SimulatedFunctions(TorchFunctionMode):
             return handler(func, args, kwargs)
         if _is_cuda(kwargs.get("device")):
             return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
+        if _plain_grad_meets_simulated(func, args, kwargs):
+            return _below_autograd(func, *args, **kwargs)
         return func(*args, **kwargs)
 
     def _factory(self, func, args, kwargs, device, op=None):  # noqa: ANN001, ANN202
@@ -187,9 +220,11 @@ class SimulatedFunctions(TorchFunctionMode):
         if tensor.device == device and not copy:
             rest = {"dtype": dtype} if dtype is not None else {}
             return tensor.to(**rest, memory_format=memory_format) if memory_format is not None else tensor.to(**rest)
-        # Through the dispatcher, not the Python binding: autograd records the copy, CUDA stays asleep.
-        return torch.ops.aten._to_copy.default(
-            tensor, dtype=dtype, device=device, non_blocking=non_blocking, memory_format=memory_format or torch.preserve_format
+        # Through the dispatcher, not the Python binding: CUDA stays asleep, and the mode's CPU
+        # kernel records the copy on the CPU data (a leaf's gradient flows back through it).
+        return _below_autograd(
+            torch.ops.aten._to_copy.default,
+            tensor, dtype=dtype, device=device, non_blocking=non_blocking, memory_format=memory_format or torch.preserve_format,
         )
 
     def _new(self, func, args, kwargs):  # noqa: ANN001, ANN202

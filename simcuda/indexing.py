@@ -18,6 +18,8 @@ file and aten/src/ATen/TensorIndexing.h:
 
 from __future__ import annotations
 
+import operator
+
 from typing import Any
 
 import torch
@@ -30,6 +32,17 @@ _ZERO_DIM = "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `
 
 def _is_integer(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) or type(value).__module__ == "numpy" and hasattr(value, "__index__") and getattr(value, "ndim", 1) == 0
+
+
+def as_index(value: object) -> int:
+    """`operator.index`, with a tensor read through the dispatcher: inside the function mode's
+    handler the mode is off, and the binding of a simulated tensor's `__index__` would start CUDA
+    (a slice of 0-dim tensors, `x[t0:t1]`)."""
+    if not isinstance(value, torch.Tensor):
+        return operator.index(value)
+    if value.is_floating_point() or value.is_complex() or value.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(aten.item.default(value))
 
 
 def as_tuple(key: object) -> tuple:
@@ -77,11 +90,11 @@ def _select(tensor: torch.Tensor, dim: int, index: int, real_dim: int) -> torch.
 
 
 def _slice(tensor: torch.Tensor, dim: int, item: slice) -> torch.Tensor:
-    step = 1 if item.step is None else item.step.__index__()
+    step = 1 if item.step is None else as_index(item.step)
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    start = 0 if item.start is None else item.start.__index__()
-    stop = _INT64_MAX if item.stop is None else item.stop.__index__()
+    start = 0 if item.start is None else as_index(item.start)
+    stop = _INT64_MAX if item.stop is None else as_index(item.stop)
     return aten.slice.Tensor(tensor, dim, start, stop, step)
 
 
@@ -102,7 +115,7 @@ def apply_slicing(tensor: torch.Tensor, items: tuple) -> tuple[torch.Tensor, lis
 
     for position, item in enumerate(items):
         if _is_integer(item):
-            result = _select(result, dim, item.__index__(), position)
+            result = _select(result, dim, as_index(item), position)
         elif isinstance(item, slice):
             result = _slice(result, dim, item)
             dim += 1

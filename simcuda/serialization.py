@@ -4,7 +4,9 @@ back on that simulated device, as a CUDA tensor loads back on CUDA.
 torch.load's unpickler only calls functions it is told are safe (weights_only, the default):
 rebuild_simulated is, while a simulation runs (`torch.serialization.safe_globals`). A
 `map_location` given to torch.load applies as it would to a CUDA tensor's storage (a device, a
-string, or a {saved: target} dict; a callable is not followed).
+string, or a {saved: target} dict; a callable is not followed): storages bound for a CUDA device
+load on the CPU, and the plain tensors on them (in the dicts, lists and tuples torch.load returns)
+are shown on that simulated device.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import torch
 _MAP_LOCATION: list[Any] = []  # the map_location of the torch.load calls in progress
 
 
-def _target(device: str) -> str:
-    location = _MAP_LOCATION[-1] if _MAP_LOCATION else None
+def _target(device: str, location: Any = None) -> str:
+    location = location if location is not None else _MAP_LOCATION[-1] if _MAP_LOCATION else None
     if isinstance(location, dict):
         return str(location.get(device, device))
     if isinstance(location, (str, torch.device)):
@@ -44,15 +46,46 @@ def rebuild_simulated(elem: torch.Tensor, device: str, requires_grad: bool) -> t
     return SimulatedTensor(elem, simulation.normalize(target)).requires_grad_(requires_grad)
 
 
+def _placed(loaded: Any, targets: dict[int, torch.device]) -> Any:
+    """The loaded object with each plain tensor whose storage was bound for a CUDA device shown
+    on that simulated device (tensors inside dicts, lists and tuples; other objects as loaded)."""
+    from simcuda.simulation import current_simulation
+    from simcuda.tensor import SimulatedTensor
+
+    if isinstance(loaded, torch.Tensor) and not isinstance(loaded, SimulatedTensor) and loaded.untyped_storage().data_ptr() in targets:
+        device = current_simulation().normalize(targets[loaded.untyped_storage().data_ptr()])
+        return SimulatedTensor(loaded.detach(), device).requires_grad_(loaded.requires_grad)
+    if isinstance(loaded, dict):  # a state_dict is an OrderedDict: copy() keeps its type
+        placed = loaded.copy()
+        placed.update({key: _placed(value, targets) for key, value in loaded.items()})
+        return placed
+    if isinstance(loaded, (list, tuple)) and type(loaded) in (list, tuple):
+        return type(loaded)(_placed(value, targets) for value in loaded)
+    return loaded
+
+
 def simulated_load(original: Callable[..., Any]) -> Callable[..., Any]:
-    """torch.load, remembering its map_location for rebuild_simulated."""
+    """torch.load, remembering its map_location for rebuild_simulated; a map_location that sends
+    storages to CUDA loads them on the CPU, and the tensors on them are placed afterwards."""
 
     def load(*args: Any, **kwargs: Any) -> Any:
-        _MAP_LOCATION.append(kwargs.get("map_location", args[1] if len(args) > 1 else None))
+        location = kwargs.pop("map_location", args[1] if len(args) > 1 else None)
+        args = args[:1] + args[2:]
+        targets: dict[int, torch.device] = {}
+
+        def to_cpu(storage: Any, saved: str) -> Any:
+            target = _target(saved, location)
+            if torch.device(target).type != "cuda":
+                return torch.serialization.default_restore_location(storage, target)
+            targets[storage.data_ptr()] = torch.device(target)
+            return storage
+
+        _MAP_LOCATION.append(location)
         try:
-            return original(*args, **kwargs)
+            loaded = original(*args, map_location=location if location is None or callable(location) else to_cpu, **kwargs)
         finally:
             _MAP_LOCATION.pop()
+        return _placed(loaded, targets) if targets else loaded
 
     return load
 

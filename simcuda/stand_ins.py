@@ -182,6 +182,26 @@ def custom_function_apply(original: Any) -> classmethod:
     return classmethod(apply)
 
 
+def node_on_cpu_data(original: type) -> Callable[..., Any]:
+    """A C++ autograd node that Python builds and applies itself (gradcheck's `UndefinedGrad`,
+    `once_differentiable`'s `DelayedError`): no mode sees the call, so it is applied to the CPU data,
+    where autograd lives, and its outputs are shown on the inputs' device."""
+
+    def make(*args: Any) -> Callable[..., Any]:
+        node = original(*args)
+
+        def apply(*inputs: Any) -> Any:
+            simulated = [leaf for leaf in inputs if is_simulated(leaf)]
+            if not simulated:
+                return node(*inputs)
+            out = node(*(real_cpu(leaf) if is_simulated(leaf) else leaf for leaf in inputs))
+            return tree_map(lambda leaf: wrap(leaf, simulated[0].device) if isinstance(leaf, torch.Tensor) else leaf, out)
+
+        return apply
+
+    return make
+
+
 def compiled_frame(original: Callable[..., Any]) -> Callable[..., Any]:
     def refusing_callbacks(callback: Any) -> Any:
         # Dynamo would skip every frame under the dispatch mode and run eagerly without saying so.
@@ -205,6 +225,7 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets.append((function, "apply", custom_function_apply(function.__dict__["apply"])))
     targets.append((torch.Tensor, "as_subclass", simulated_as_subclass(torch._C.TensorBase.as_subclass)))
     targets.append((torch, "load", simulated_load(torch.load)))
+    targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
     eval_frame = sys.modules.get("torch._dynamo.eval_frame")  # importing Dynamo here would cost seconds
     if hasattr(eval_frame, "_maybe_set_eval_frame"):  # compiled callables made before the context

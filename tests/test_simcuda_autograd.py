@@ -87,3 +87,26 @@ def test_no_grad_records_nothing() -> None:
         with torch.no_grad():
             y = x * 2
         assert not y.requires_grad and y.grad_fn is None
+
+
+def test_a_cpu_leaf_moved_to_the_device_or_meeting_it_gets_its_gradient() -> None:
+    """A CPU leaf that requires grad, moved onto the simulated device or (a 0-dim parameter)
+    multiplied with a simulated tensor: autograd records it on the CPU data, as kornia's
+    `nn.Parameter` degrees do, instead of asking CUDA for the stream of a CUDA-device node."""
+    weight, scale = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor(3.0, requires_grad=True)
+    with simulated_cuda(2):
+        x = torch.ones(2, device=DEVICE)
+        moved = weight.to(DEVICE)
+        assert is_simulated(moved) and moved.requires_grad and moved.grad_fn is not None
+        (moved * x * scale).pow(2).sum().backward()
+    assert weight.grad.tolist() == [18.0, 36.0] and scale.grad.item() == 30.0
+
+
+def test_the_private_grad_attribute_is_the_gradient() -> None:
+    """`param._grad` (kornia's tests read it) is `param.grad`, as on any tensor."""
+    with simulated_cuda(2):
+        weight = torch.ones(3, device=DEVICE, requires_grad=True)
+        (weight * 2).sum().backward()
+        assert weight._grad is weight.grad and real_cpu(weight._grad).tolist() == [2.0, 2.0, 2.0]
+        weight._grad = None
+        assert weight.grad is None

@@ -1,0 +1,130 @@
+"""Each cause of a false alarm or refusal found by running kornia's own test suite on the simulated
+device (bench/simcuda_peer_suite.py), as the smallest call that showed it: the simulated run must
+equal the CPU run, and stay on the simulated device."""
+
+from __future__ import annotations
+
+import copy
+import io
+
+import pytest
+import torch
+from torch import nn
+
+from simcuda import is_simulated, real_cpu, simulated_cuda
+
+DEVICE = torch.device("cuda:1")
+
+
+def both(body) -> tuple:  # noqa: ANN001
+    """body(device) on the CPU and on the simulated cuda:1; the simulated result read back."""
+    expected = body(torch.device("cpu"))
+    with simulated_cuda(2):
+        got = body(DEVICE)
+        on_device = [value.device == DEVICE for value in (got if isinstance(got, tuple) else (got,)) if isinstance(value, torch.Tensor)]
+        got = tuple(real_cpu(value) for value in got) if isinstance(got, tuple) else real_cpu(got)
+    assert all(on_device)
+    return expected, got
+
+
+def test_conjugate_and_negative_bits_are_honoured() -> None:
+    """A mode's handler runs below the Conjugate / Negative keys: without them `a * b.conj()`
+    computed `a * b` (kornia's FFT-based filters)."""
+
+    def body(device: torch.device) -> tuple:
+        a = torch.tensor([1 + 2j, 3 - 1j], device=device)
+        b = torch.tensor([2 - 1j, 1 + 1j], device=device)
+        return a * b.conj(), (a.conj().imag + 1), torch._neg_view(b.real) * 2
+
+    expected, got = both(body)
+    assert all(torch.equal(e, g) for e, g in zip(expected, got))
+
+
+def test_torchscript_runs_without_building_cuda_fusion_kernels() -> None:
+    """TorchScript's profiling executor builds fused CUDA kernels for tensors that report CUDA
+    after a few runs (libcuda.so); inside, its GPU fusers are off."""
+
+    @torch.jit.script
+    def fused(x: torch.Tensor) -> torch.Tensor:
+        return (x * 2 + 1).sigmoid() * x
+
+    def body(device: torch.device) -> torch.Tensor:
+        x = torch.linspace(-1, 1, 8, device=device)
+        return [fused(x) for _ in range(4)][-1]
+
+    expected, got = both(body)
+    assert torch.equal(expected, got)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        (0, 1),  # a tuple key
+        (slice(None), [0, 2]),  # a slice and an index list
+        [slice(0, 2), slice(1, 3)],  # a list of slices, read as a tuple
+        (Ellipsis, None, 1),
+    ],
+    ids=["tuple", "slice-and-list", "list-of-slices", "ellipsis-none"],
+)
+def test_index_keys_read_as_on_cuda(key: object) -> None:
+    def body(device: torch.device) -> torch.Tensor:
+        return torch.arange(12.0, device=device).reshape(3, 4)[key]
+
+    expected, got = both(body)
+    assert torch.equal(expected, got)
+
+
+def test_zero_dim_tensors_bound_a_slice() -> None:
+    """`x[t0:t1] = 1` with 0-dim simulated tensors as the bounds (kornia's boxes.to_mask): read
+    through the dispatcher, never through the bounds' own `__index__` binding."""
+
+    def body(device: torch.device) -> torch.Tensor:
+        x = torch.zeros(5, 4, device=device)
+        start, stop = torch.tensor(1, device=device), torch.tensor(3, device=device)
+        x[start:stop, start] = 1.0
+        return x[start:]
+
+    expected, got = both(body)
+    assert torch.equal(expected, got)
+
+
+def test_save_and_load_round_trip_with_map_location() -> None:
+    with simulated_cuda(2):
+        x = torch.rand(3, device=DEVICE)
+        buffer = io.BytesIO()
+        torch.save({"x": x}, buffer)
+        buffer.seek(0)
+        back = torch.load(buffer, map_location="cuda:1")["x"]
+        buffer.seek(0)
+        on_cpu = torch.load(buffer, map_location="cpu")["x"]
+        assert is_simulated(back) and back.device == DEVICE and torch.equal(real_cpu(back), real_cpu(x))
+        assert not is_simulated(on_cpu) and torch.equal(on_cpu, real_cpu(x))
+
+
+def test_module_to_with_keywords_and_deepcopy() -> None:
+    """`Module.to(device=..., dtype=...)` (parsed by `_parse_to`, which makes no tensor) and
+    `copy.deepcopy` of a module and a tensor on the simulated device."""
+    with simulated_cuda(2):
+        net = nn.Linear(3, 2).to(device="cuda:1", dtype=torch.float64)
+        twin = copy.deepcopy(net)
+        tensor = copy.deepcopy(net.weight.detach())
+        assert net.weight.device == twin.weight.device == tensor.device == DEVICE and twin.weight.dtype == torch.float64
+        assert twin.weight is not net.weight and torch.equal(real_cpu(twin.weight), real_cpu(net.weight))
+
+
+def test_gradcheck_runs_its_undefined_gradient_check() -> None:
+    """gradcheck applies autograd's C++ `UndefinedGrad` node to the outputs itself (no mode sees
+    it): it is applied to the CPU data (kornia's gradcheck tests)."""
+    with simulated_cuda(2):
+        x = torch.rand(2, 3, device=DEVICE, dtype=torch.float64, requires_grad=True)
+        assert torch.autograd.gradcheck(lambda t: (t.sin() * t).sum(dim=1), (x,))
+
+
+def test_a_conjugate_view_says_so_and_resolves_as_on_cuda() -> None:
+    def body(device: torch.device) -> tuple:
+        view = torch.tensor([1 + 2j, 3 - 1j], device=device).conj()
+        assert view.is_conj() and not view.resolve_conj().is_conj()
+        return view.resolve_conj(), view.real, view.imag, view.sin(), torch.view_as_real(view.resolve_conj())
+
+    expected, got = both(body)
+    assert all(torch.equal(e, g) for e, g in zip(expected, got))
