@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, LAYOUTS, random_size, with_layout  # noqa: E402
 from suites.torchvision_8587_encode_jpeg.oracle import (  # noqa: E402
     MAX_BLOCK_ABS_DIFF,
-    MAX_MEAN_ABS_DIFF,
     QUALITY,
     block_abs_diff_255,
     mean_abs_diff_255,
@@ -58,7 +57,7 @@ def main() -> int:
     worst_block, worst_mean = correct_encodes(options.frames, options.max_side, rng)
     print(f"correct encodes ({options.frames} sizes x {len(IMAGE_MAKERS)} contents, sides 64-{options.max_side}):")
     print(f"  worst 8x8 block {worst_block:.2f} (threshold {MAX_BLOCK_ABS_DIFF}, {MAX_BLOCK_ABS_DIFF / worst_block:.1f}x)")
-    print(f"  worst mean      {worst_mean:.2f} (threshold {MAX_MEAN_ABS_DIFF}, {MAX_MEAN_ABS_DIFF / worst_mean:.1f}x)")
+    print(f"  worst mean      {worst_mean:.2f} (reported beside a finding; the block threshold bounds it)")
     print("bottom rows stale (from the frame before):  size  fraction  rows  worst block  mean")
     for height, width in STALE_SIZES:
         previous, current = (IMAGE_MAKERS["gradient"](height, width, rng, CPU) for _ in range(2))

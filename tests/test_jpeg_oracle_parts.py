@@ -16,7 +16,6 @@ from suites.torchvision_8587_encode_jpeg import oracle
 from suites.torchvision_8587_encode_jpeg.oracle import (
     DIFFERENCE_GAIN,
     MAX_BLOCK_ABS_DIFF,
-    MAX_MEAN_ABS_DIFF,
     TORCHVISION_IO_DEPRECATION,
     CorruptJpeg,
     Where,
@@ -82,7 +81,7 @@ def test_a_finding_names_the_decoder_that_saw_it() -> None:
     """Pillow decodes first: a wrong frame is reported as Pillow's finding, by that name."""
     source = torch.zeros(3, 16, 24, dtype=torch.uint8)
     wrong = encode_jpeg(torch.full((3, 16, 24), 200, dtype=torch.uint8), quality=100)
-    with pytest.raises(BugObserved, match=f"^{WHERE}: Pillow mean"):
+    with pytest.raises(BugObserved, match=f"^{WHERE}: Pillow worst 8x8 block"):
         check_jpeg(source, wrong, WHERE)
 
 
@@ -90,7 +89,7 @@ def test_a_finding_of_torchvisions_decoder_names_it(monkeypatch: pytest.MonkeyPa
     """Pillow agrees with the source, torchvision's decode (faked here) does not."""
     source = torch.zeros(3, 16, 24, dtype=torch.uint8)
     monkeypatch.setattr(oracle, "decode_with_torchvision", lambda data: torch.full_like(source, 200))
-    with pytest.raises(BugObserved, match=rf"^{WHERE}: torchvision \(cpu\) mean"):
+    with pytest.raises(BugObserved, match=rf"^{WHERE}: torchvision \(cpu\) worst 8x8 block"):
         check_jpeg(source, encode_jpeg(source, quality=100), WHERE)
 
 
@@ -113,18 +112,16 @@ def test_a_wrong_frame_attaches_source_decoded_and_their_difference() -> None:
     assert torch.equal(attached[f"difference ({WHERE})"], difference_map(source, decoded))
 
 
-def test_a_difference_at_the_whole_frame_threshold_is_not_over_it() -> None:
-    """Uniform error of exactly MAX_MEAN_ABS_DIFF: every block is over its own, lower threshold,
-    so the block check reports it; the whole-frame check must not claim it."""
+def test_a_uniform_difference_is_every_block_and_named_a_wrong_frame() -> None:
     source = torch.zeros(3, 16, 24, dtype=torch.uint8)
-    decoded = torch.full((3, 16, 24), int(MAX_MEAN_ABS_DIFF), dtype=torch.uint8)
-    with pytest.raises(BugObserved, match=f"^{WHERE}: faked worst 8x8 block"):
+    decoded = torch.full((3, 16, 24), int(MAX_BLOCK_ABS_DIFF) + 1, dtype=torch.uint8)
+    with pytest.raises(BugObserved, match=f"^{WHERE}: faked worst 8x8 block .* 6 of 6 blocks over \\(noise or a wrong frame\\); whole-frame mean 5.00"):
         check_decoded(source, decoded, WHERE, "faked")
 
 
 def test_a_stale_block_is_located_counted_and_attached() -> None:
     """One 8x8 block off by 200 (rows 16-23, columns 40-47) and one exactly at the block threshold
-    (which is not over it), in a frame whose whole-frame mean stays under its own threshold."""
+    (which is not over it), in a frame whose whole-frame mean stays under the block threshold."""
     source = torch.zeros(3, 64, 64, dtype=torch.uint8)
     decoded = source.clone()
     decoded[:, 16:24, 40:48] = 200

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from .cpu_pinning import cpu_pinning
+from simcuda.pinning import simulated_pinning
 
 
 @pytest.fixture
 def cpu_pin_kernel():
-    """CPU proxy for pinning, registered for this one test only (see cpu_pinning.py)."""
-    with cpu_pinning():
+    """CPU kernels for ATen's `_pin_memory` and `is_pinned`, for this one test only: the simulated
+    device's (simcuda/pinning.py), where only what `_pin_memory` made reads as pinned, so a clone
+    in place of a pin shows."""
+    with simulated_pinning():
         yield

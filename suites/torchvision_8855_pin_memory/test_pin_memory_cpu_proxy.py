@@ -1,6 +1,8 @@
-"""CPU proxy (labelled evidence="proxy"): with a stand-in CPU kernel for aten::pin_memory and
-aten::is_pinned (cpu_pinning.py), torchvision's real pin_memory wrapper and the DataLoader's
-pinning helper run on a machine without a GPU. What it cannot show: real page-locked memory."""
+"""CPU proxy (labelled evidence="proxy"): with CPU kernels for aten::_pin_memory and
+aten::is_pinned (the simulated device's, simcuda/pinning.py), torchvision's real pin_memory wrapper
+and the DataLoader's pinning helper run on a machine without a GPU. Each result is compared with a
+fresh sample, never with itself, and must read as pinned. What it cannot show: real page-locked
+memory."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.known_bug("torchvision-8855", evidence="proxy")
 def test_pin_memory_keeps_tv_tensor_cpu_proxy(cpu_pin_kernel, kind):
     original = SAMPLES[kind]()
     pinned = original.pin_memory()
-    assert pinned.is_pinned(), "the stand-in pin_memory kernel did not run"
+    assert pinned.is_pinned(), "harness: the stand-in _pin_memory kernel did not run"
     check_kept(original, pinned, f"{kind}.pin_memory() (CPU stand-in kernel)")
 
 
@@ -31,4 +33,5 @@ def test_dataloader_pin_helper_keeps_tv_tensors_cpu_proxy(cpu_pin_kernel, collat
     leaves = list(tensors_by_kind(pinned))
     assert len(leaves) >= len(SAMPLES), f"the pinned {collate} batch holds {len(leaves)} tensors"
     for kind, tensor in leaves:
+        assert tensor.is_pinned(), f"harness: the DataLoader's pin helper left a {kind} of the {collate} batch unpinned"
         check_kept(SAMPLES[kind](), tensor, f"DataLoader pin_memory helper on a {collate} batch (CPU stand-in kernel)")

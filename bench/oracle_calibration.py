@@ -1,0 +1,164 @@
+"""Calibration of the oracles' numeric tolerances: the worst result a correct run gives, as a
+fraction of each threshold (1.0 = exactly at it). tests/test_oracle_thresholds.py pins each
+threshold from both sides with these figures.
+
+    python bench/oracle_calibration.py
+
+What "a correct run" is, per oracle: the suites compare a device's result with the CPU's, so a
+correct device differs only by float rounding (another summation order, FMA, TF32 where the
+suites allow it). Measured here by the same call in float32 against float64 (rounded error of a
+correct float32 implementation), by inductor's compiled code against eager (sam2-460: the very
+comparison it makes), by TF32-rounded operands against fp32 (the TF32 tolerance), and by the
+simulated device against the CPU (the device sweep's value check, which only runs there).
+The JPEG thresholds (torchvision-8587) have their own script: bench/jpeg_block_calibration.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness runs from its checkout
+
+from fixtures.determinism.precision import full_fp32  # noqa: E402
+from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter  # noqa: E402
+from suites.kornia_2837_jpeg_device import test_jpeg_device as codec  # noqa: E402
+from suites.kornia_2837_jpeg_device import chain  # noqa: E402
+from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES  # noqa: E402
+from suites.kornia_sweeps import test_device_sweep as sweep  # noqa: E402
+from suites.sam2_460_cudagraph import oracles as sam2  # noqa: E402
+from suites.sam2_460_cudagraph import test_cudagraph_control as graph_control  # noqa: E402
+from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, encoder_and_eager_twin, frames  # noqa: E402
+
+
+def allclose_fraction(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> float:
+    """How much of allclose's allowance the worst element uses: max |a - e| / (atol + rtol |e|)."""
+    actual, expected = actual.double(), expected.double()
+    return ((actual - expected).abs() / (atol + rtol * expected.abs())).max().item()
+
+
+def tf32(tensor: torch.Tensor) -> torch.Tensor:
+    """float32 with its mantissa rounded to TF32's 10 bits (what a TF32 matmul reads)."""
+    bits = tensor.float().contiguous().view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def planckian_jitter() -> float:
+    from kornia.augmentation import RandomPlanckianJitter
+
+    worst = 0.0
+    for case in jitter.JITTER_CASES:
+        mode, select_from = case.values
+        for batch in (1, 4):
+            image = torch.rand(batch, 3, 16, 16)
+            aug = RandomPlanckianJitter(mode=mode, select_from=select_from, p=1.0)
+            params = aug.forward_parameters(image.shape)
+            single = aug(image, params=params)
+            double = aug.double()(image.double(), params={k: v.double() if v.is_floating_point() else v for k, v in params.items()})
+            worst = max(worst, allclose_fraction(single, double, jitter.ATOL, jitter.RTOL))
+    return worst
+
+
+def codec_means() -> tuple[float, float]:
+    """(output, input gradient) mean |float32 - float64| of the codec over the suite's cases."""
+    worst_output = worst_gradient = 0.0
+    for case in codec.CODEC_CASES:
+        shape, qualities = case.values
+        image, quality = torch.rand(shape), torch.tensor(qualities)
+        worst_output = max(worst_output, codec._mean_abs_difference(
+            codec.jpeg_codec_differentiable(image, quality), codec.jpeg_codec_differentiable(image.double(), quality.double()).float()))
+        worst_gradient = max(worst_gradient, codec._mean_abs_difference(
+            codec._codec_input_grad(image, quality), codec._codec_input_grad(image.double(), quality.double()).float()))
+    return worst_output / codec.MEAN_ABS_TOLERANCE, worst_gradient / codec.MEAN_ABS_TOLERANCE
+
+
+def chain_pieces() -> float:
+    """Each piece in float32 against float64 on the same random image (drawn in float32, then cast:
+    the pieces make their tensors in the default dtype)."""
+    worst = 0.0
+    draw = chain._image
+
+    def drawn_in_float32(device: torch.device) -> torch.Tensor:
+        # torch.rand in float64 draws other values from the same seed: draw as the suite does.
+        torch.set_default_dtype(torch.float32)
+        try:
+            return draw(device).double()
+        finally:
+            torch.set_default_dtype(torch.float64)
+
+    for piece in CHAIN_PIECES.values():
+        torch.manual_seed(0)
+        single = piece(torch.device("cpu"))
+        torch.manual_seed(0)
+        torch.set_default_dtype(torch.float64)
+        chain._image = drawn_in_float32
+        try:
+            double = piece(torch.device("cpu"))
+        finally:
+            torch.set_default_dtype(torch.float32)
+            chain._image = draw
+        worst = max(worst, codec._mean_abs_difference(single, double.float()))
+    return worst / codec.CHAIN_MEAN_ABS_TOLERANCE
+
+
+def sam2_compiled_against_eager() -> tuple[float, float]:
+    """(compiled fp32 vs eager, TF32-rounded vs fp32) as fractions of the fp32 and TF32 tolerances."""
+    encoder, eager = encoder_and_eager_twin(CachedSinePosition(CHANNELS, fixed=True), "cpu")
+    compiled = torch.compile(encoder, mode="reduce-overhead")
+    worst_fp32 = worst_tf32 = 0.0
+    with torch.no_grad():
+        for frame in frames("cpu"):
+            expected = eager(frame)
+            worst_fp32 = max(worst_fp32, allclose_fraction(compiled(frame).clone(), expected, sam2.ATOL, sam2.RTOL))
+            worst_tf32 = max(worst_tf32, allclose_fraction(eager(tf32(frame)), expected, sam2.TF32_ATOL, sam2.TF32_RTOL))
+    return worst_fp32, worst_tf32
+
+
+def control_read_back() -> float:
+    """sam2-460's controls: `x @ x` (fp32) against float64, as a fraction of `close`'s tolerance."""
+    first, _ = graph_control.inputs("cpu")
+    return allclose_fraction(graph_control.square(first), graph_control.square(first.double()), graph_control.CLOSE_ATOL, graph_control.CLOSE_RTOL)
+
+
+def sweep_values() -> float:
+    """The device sweep's value check (simulated device only): every simulated call's outputs
+    against the CPU run's, as a fraction of its tolerance."""
+    from fixtures.proxies.meta_proxy import output_tensors
+    from simcuda import simulated_cuda
+
+    worst = 0.0
+    for calls in sweep.SIMULATED_CALLS.values():
+        for call in calls:
+            torch.manual_seed(0)
+            try:
+                expected = call.call(torch.device("cpu"))
+                with simulated_cuda(2):
+                    torch.manual_seed(0)
+                    actual = call.call(torch.device("cuda:1"))
+                    actual = [tensor.detach().cpu() for tensor in output_tensors(actual)]
+            except Exception:  # noqa: BLE001 - a call the sweep cannot run is its own finding, not calibration
+                continue
+            for on_device, on_cpu in zip(actual, output_tensors(expected)):
+                if on_cpu.is_floating_point() and on_device.shape == on_cpu.shape:
+                    worst = max(worst, allclose_fraction(on_device.nan_to_num(), on_cpu.detach().nan_to_num(), sweep.ATOL, sweep.RTOL))
+    return worst
+
+
+def main() -> None:
+    with full_fp32():
+        rows = [
+            ("kornia-2791 moved output (ATOL 1e-6, RTOL 1e-5)", planckian_jitter()),
+            *zip(("kornia-2837 codec output mean", "kornia-2837 codec gradient mean"), codec_means()),
+            ("kornia-2837 chain pieces mean (1e-6)", chain_pieces()),
+            *zip(("sam2-460 compiled vs eager (fp32)", "sam2-460 TF32 operands vs fp32 (TF32 tolerance)"), sam2_compiled_against_eager()),
+            ("sam2-460 control read-back (close)", control_read_back()),
+            ("kornia sweeps simulated vs cpu", sweep_values()),
+        ]
+    for name, fraction in rows:
+        print(f"{name:<52} worst correct = {fraction:.3g} of the threshold")
+
+
+if __name__ == "__main__":
+    main()
