@@ -1,12 +1,16 @@
 """python -m reports compare OLD.json NEW.json [-o compare.html]
 python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
+python -m reports bisect PACKAGE --repo REPO --good REF --bad REF --bug ID [--fixed] [--out DIR] [--cache DIR] [-- PYTEST ARGS]
 python -m reports acceptance [--race-budget N,Ss]   (on a GPU machine; see reports/acceptance/steps.py)
 
 Exit status: 0 done (scan: every release's verdict was decided and agrees with the registry), 1 the
 new run has a new regression (compare), a release disagrees with the registry or its run errored
 (scan) or a pytest step failed (acceptance), 2 bad input (one line), 3 (scan) nothing disagrees but
 some release's verdict decided nothing (skipped, inconclusive, a race that did not trigger).
+bisect: 0 the first bad (--fixed: first fixed) commit is named, 1 an end does not behave as claimed
+(or git stopped without an answer), 2 bad input, 3 only skipped commits are left (the candidates
+are printed).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from reports.acceptance.summary import combined_lines, missing_results_lines, su
 from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
 from reports.run.loading import ResultsError, load_results
 from reports.across_runs.matrix import matrix_columns, matrix_html
+from reports.bisect.run import bisect
 from reports.scan.run import default_cache, scan
 from reports import REPOSITORY
 
@@ -54,6 +59,23 @@ def parser() -> argparse.ArgumentParser:
     scan_command.add_argument("--out", type=Path, default=REPOSITORY / "reports" / "out" / "scan", help="scan.json, scan.html and one PACKAGE-VERSION/ report folder per release (default: reports/out/scan)")
     scan_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})")
     scan_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)")
+    bisect_command = commands.add_parser(
+        "bisect", help="which commit brought a known bug (or, with --fixed, took it away), by git bisect run",
+        description="Clone REPO into a temporary folder and let git bisect run test each commit it picks: install that commit "
+        "with uv (--no-deps, cached per commit), run the bug's suites in a fresh pytest; arguments after -- go to pytest. "
+        "Bug observed: bad, not observed: good, anything undecided (skip, error, inconclusive, a race not seen, a failed install): "
+        "git's skip. Exit 0: the first bad (--fixed: first fixed) commit is named; 1: an end does not behave as claimed; "
+        "2: bad input; 3: only skipped commits are left (the candidates are printed).",
+    )
+    bisect_command.add_argument("package", help="a package the registry names (kornia, sam2)")
+    bisect_command.add_argument("--repo", required=True, help="the package's git repository: a URL, a clone or a bare mirror (never modified)")
+    bisect_command.add_argument("--good", required=True, metavar="REF", help="a commit without the bug")
+    bisect_command.add_argument("--bad", required=True, metavar="REF", help="a commit with the bug")
+    bisect_command.add_argument("--bug", required=True, metavar="ID", help="the registry's bug id")
+    bisect_command.add_argument("--fixed", action="store_true", help="find the first commit without the bug: --bad is then the older end")
+    bisect_command.add_argument("--out", type=Path, default=REPOSITORY / "reports" / "out" / "bisect", help="bisect.json, bisect.html, steps.jsonl and one report folder per step (default: reports/out/bisect)")
+    bisect_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed commits, one folder each (default: {default_cache()})")
+    bisect_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)")
     acceptance_command = commands.add_parser(
         "acceptance", help="every GPU test on every visible GPU (xdist + serial), kept under reports/observed/"
     )
@@ -123,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         return scan(
             arguments.package, arguments.releases, arguments.bug, out=arguments.out.resolve(), cache=arguments.cache.resolve(),
             registry_path=arguments.bug_registry.resolve(), pytest_args=pytest_args,
+        )
+    if arguments.command == "bisect":
+        return bisect(
+            arguments.package, arguments.repo, arguments.good, arguments.bad, arguments.bug, fixed=arguments.fixed,
+            out=arguments.out.resolve(), cache=arguments.cache.resolve(), registry_path=arguments.bug_registry.resolve(), pytest_args=pytest_args,
         )
     try:
         if arguments.command == "compare":

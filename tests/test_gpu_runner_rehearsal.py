@@ -30,7 +30,7 @@ import torch
 from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
 from reports.acceptance.summary import combined_lines, missing_results_lines
 from reports.run.loading import ResultsError, load_results
-from reports.scan.run import install_release, release_folder
+from reports.scan.run import install_into, release_folder
 from tests.conftest import REPO
 from tests.test_scan_release import needs_pypi
 
@@ -202,7 +202,7 @@ def kornia_releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]
     cache = tmp_path_factory.mktemp("releases")
     folders = {release: release_folder(cache, "kornia", release) for release in ("0.7.1", "0.7.2")}
     for release, folder in folders.items():
-        if not install_release("kornia", release, folder, dict(os.environ)):
+        if not install_into(folder, f"kornia=={release}", f"kornia {release}", dict(os.environ)):
             pytest.fail(f"kornia {release} did not install from PyPI")
     return folders
 

@@ -66,10 +66,10 @@ def last_line(text: str) -> str:
     return (errors or lines or ["(no output)"])[-1]
 
 
-def install_release(package: str, release: str, folder: Path, env: dict[str, str]) -> bool:
-    """Install PACKAGE==RELEASE without dependencies into folder; False when it was cached.
-    Built without isolation, so a source build (sam2) uses the environment's torch instead of
-    downloading another."""
+def install_into(folder: Path, requirement: str, what: str, env: dict[str, str], uv_options: tuple[str, ...] = ()) -> bool:
+    """Install `requirement` without dependencies into folder; False when it was cached.
+    Built without isolation, so a source build (sam2, a git commit) uses the environment's torch
+    and setuptools instead of downloading others. `what` names it in the one-line error."""
     if folder.is_dir():
         return False
     from uv import find_uv_bin  # here, not at the top: the matrix-page job runs `reports` without uv
@@ -79,13 +79,13 @@ def install_release(package: str, release: str, folder: Path, env: dict[str, str
     command = [
         # --native-tls: the platform's trust store, which pip's configuration points at here; uv
         # reads neither pip.conf nor, without SSL_CERT_FILE, a site's own certificate authority.
-        find_uv_bin(), "pip", "install", "--quiet", "--native-tls", "--no-deps", "--no-build-isolation",
-        "--python", sys.executable, "--target", str(partial), f"{package}=={release}",
+        find_uv_bin(), "pip", "install", "--quiet", "--native-tls", "--no-deps", "--no-build-isolation", *uv_options,
+        "--python", sys.executable, "--target", str(partial), requirement,
     ]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env})
     if done.returncode != 0:
         shutil.rmtree(partial, ignore_errors=True)
-        raise ScanError(f"{package} {release}: install failed: {last_line(done.stderr)}")
+        raise ScanError(f"{what}: install failed: {last_line(done.stderr)}")
     partial.rename(folder)
     return True
 
@@ -146,7 +146,7 @@ def scan_release(
 ) -> ReleaseRun:
     started = time.perf_counter()
     folder = release_folder(cache, package, release)
-    installed_now = install_release(package, release, folder, env)
+    installed_now = install_into(folder, f"{package}=={release}", f"{package} {release}", env)
     installed = time.perf_counter()
     report_dir = out / f"{package}-{release}"
     exit_code = run_suites(folder, pytest_command(bugs, registry, report_dir, pytest_args), report_dir)
