@@ -82,7 +82,7 @@ class ShiftedOnMoveJitter(RandomPlanckianJitter):
 
 @pytest.mark.catches("suites/kornia_2791_planckian_jitter/test_planckian_jitter_device.py::moved_run_matches_cpu")
 @pytest.mark.parametrize(("past", "caught"), SIDES)
-def test_kornia_2791_output_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
+def test_fault_kornia_2791_output_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
     monkeypatch.setattr(ShiftedOnMoveJitter, "fraction", fraction_for("kornia-2791 moved output", past))
     monkeypatch.setattr(jitter_direct, "RandomPlanckianJitter", ShiftedOnMoveJitter)
     with expect(caught, "differs from CPU"):
@@ -105,7 +105,7 @@ def test_kornia_2791_output_tolerance(monkeypatch: pytest.MonkeyPatch, past: flo
     ],
 )
 @pytest.mark.parametrize(("past", "caught"), SIDES)
-def test_kornia_2837_codec_mean_tolerance(
+def test_fault_kornia_2837_codec_mean_tolerance(
     monkeypatch: pytest.MonkeyPatch, name: str, test: str, fault: Callable, past: float | None, caught: bool
 ) -> None:
     shift = fraction_for(name, past) * codec.MEAN_ABS_TOLERANCE
@@ -117,7 +117,7 @@ def test_kornia_2837_codec_mean_tolerance(
 
 @pytest.mark.catches("suites/kornia_2837_jpeg_device/test_jpeg_device.py::test_chain_piece_on_device_matches_cpu")
 @pytest.mark.parametrize(("past", "caught"), SIDES)
-def test_kornia_2837_chain_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
+def test_fault_kornia_2837_chain_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
     shift = fraction_for("kornia-2837 chain pieces", past) * codec.CHAIN_MEAN_ABS_TOLERANCE
     monkeypatch.setitem(chain.CHAIN_PIECES, "gaussian_blur2d", WrongAfterFirstCall(chain.CHAIN_PIECES["gaussian_blur2d"], lambda out, device: out + shift))
     with expect(caught, "gaussian_blur2d on cpu differs from CPU"):
@@ -130,7 +130,7 @@ def test_kornia_2837_chain_tolerance(monkeypatch: pytest.MonkeyPatch, past: floa
 )
 @pytest.mark.parametrize(("past", "caught"), SIDES)
 @torch.no_grad()
-def test_sam2_460_compiled_against_eager_tolerance(name: str, tf32: bool, past: float | None, caught: bool) -> None:
+def test_fault_sam2_460_compiled_against_eager_tolerance(name: str, tf32: bool, past: float | None, caught: bool) -> None:
     """The tolerance test_compiled_encoder passes (comparison_tolerance under the precision in force)."""
     encoder, eager = encoder_and_eager_twin(CachedSinePosition(CHANNELS, fixed=True), "cpu")
     atol, rtol = tolerance = sam2.comparison_tolerance(tf32, False)
@@ -141,7 +141,7 @@ def test_sam2_460_compiled_against_eager_tolerance(name: str, tf32: bool, past: 
 
 @pytest.mark.catches("suites/sam2_460_cudagraph/test_cudagraph_control.py::close")
 @pytest.mark.parametrize(("past", "caught"), SIDES)
-def test_sam2_460_control_read_back_tolerance(past: float | None, caught: bool) -> None:
+def test_fault_sam2_460_control_read_back_tolerance(past: float | None, caught: bool) -> None:
     """The controls tell an intact first output from an overwritten one by `close`: a read-back
     just past its tolerance is overwritten, the worst correct one intact."""
     first, _ = graph_control.inputs("cpu")
@@ -152,7 +152,7 @@ def test_sam2_460_control_read_back_tolerance(past: float | None, caught: bool) 
 
 @pytest.mark.catches("suites/kornia_sweeps/test_device_sweep.py::value_mismatch")
 @pytest.mark.parametrize(("past", "caught"), SIDES)
-def test_sweep_value_tolerance(past: float | None, caught: bool) -> None:
+def test_fault_sweep_value_tolerance(past: float | None, caught: bool) -> None:
     expected = torch.rand(2, 3, 8, 8) * 4 - 2
     actual = allowance_shift(expected, sweep.ATOL, sweep.RTOL, fraction_for("kornia sweeps simulated vs cpu", past))
     assert (sweep.value_mismatch((actual, expected.long()), (expected, expected.long())) is not None) is caught
@@ -160,7 +160,7 @@ def test_sweep_value_tolerance(past: float | None, caught: bool) -> None:
 
 @pytest.mark.catches("suites/torchvision_8587_encode_jpeg/oracle.py::check_decoded")
 @pytest.mark.parametrize(("past", "caught"), SIDES)
-def test_torchvision_8587_block_threshold(past: float | None, caught: bool) -> None:
+def test_fault_torchvision_8587_block_threshold(past: float | None, caught: bool) -> None:
     """One 8x8 block off by `fraction` of the block threshold, in levels of 255, the rest exact."""
     source = torch.full((3, 32, 48), 128, dtype=torch.uint8)
     decoded = source.clone()
