@@ -12,6 +12,7 @@ are shown on that simulated device.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -52,14 +53,16 @@ def _placed(loaded: Any, targets: dict[int, torch.device]) -> Any:
     from simcuda.simulation import current_simulation
     from simcuda.tensor import SimulatedTensor
 
-    if isinstance(loaded, torch.Tensor) and not isinstance(loaded, SimulatedTensor) and loaded.untyped_storage().data_ptr() in targets:
-        device = current_simulation().normalize(targets[loaded.untyped_storage().data_ptr()])
-        return SimulatedTensor(loaded.detach(), device).requires_grad_(loaded.requires_grad)
+    if isinstance(loaded, torch.Tensor) and not isinstance(loaded, SimulatedTensor):
+        target = targets.get(loaded.untyped_storage().data_ptr())
+        if target is None:
+            return loaded
+        return SimulatedTensor(loaded.detach(), current_simulation().normalize(target)).requires_grad_(loaded.requires_grad)
     if isinstance(loaded, dict):  # a state_dict is an OrderedDict: copy() keeps its type
         placed = loaded.copy()
         placed.update({key: _placed(value, targets) for key, value in loaded.items()})
         return placed
-    if isinstance(loaded, (list, tuple)) and type(loaded) in (list, tuple):
+    if type(loaded) in (list, tuple):
         return type(loaded)(_placed(value, targets) for value in loaded)
     return loaded
 
@@ -68,9 +71,11 @@ def simulated_load(original: Callable[..., Any]) -> Callable[..., Any]:
     """torch.load, remembering its map_location for rebuild_simulated; a map_location that sends
     storages to CUDA loads them on the CPU, and the tensors on them are placed afterwards."""
 
+    signature = inspect.signature(original)
+
     def load(*args: Any, **kwargs: Any) -> Any:
-        location = kwargs.pop("map_location", args[1] if len(args) > 1 else None)
-        args = args[:1] + args[2:]
+        call = signature.bind(*args, **kwargs)  # map_location by keyword or by position
+        location = call.arguments.get("map_location")
         targets: dict[int, torch.device] = {}
 
         def to_cpu(storage: Any, saved: str) -> Any:
@@ -82,7 +87,9 @@ def simulated_load(original: Callable[..., Any]) -> Callable[..., Any]:
 
         _MAP_LOCATION.append(location)
         try:
-            loaded = original(*args, map_location=location if location is None or callable(location) else to_cpu, **kwargs)
+            if location is not None and not callable(location):
+                call.arguments["map_location"] = to_cpu
+            loaded = original(*call.args, **call.kwargs)
         finally:
             _MAP_LOCATION.pop()
         return _placed(loaded, targets) if targets else loaded

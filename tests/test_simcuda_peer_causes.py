@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import io
+import pickle
 
 import pytest
 import torch
@@ -96,8 +97,12 @@ def test_save_and_load_round_trip_with_map_location() -> None:
         buffer.seek(0)
         back = torch.load(buffer, map_location="cuda:1")["x"]
         buffer.seek(0)
+        # map_location and pickle_module by position, as torch.load's second and third arguments
+        by_position = torch.load(buffer, "cuda:1", pickle, weights_only=False)["x"]
+        buffer.seek(0)
         on_cpu = torch.load(buffer, map_location="cpu")["x"]
         assert is_simulated(back) and back.device == DEVICE and torch.equal(real_cpu(back), real_cpu(x))
+        assert is_simulated(by_position) and by_position.device == DEVICE and torch.equal(real_cpu(by_position), real_cpu(x))
         assert not is_simulated(on_cpu) and torch.equal(on_cpu, real_cpu(x))
 
 
