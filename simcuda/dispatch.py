@@ -73,7 +73,7 @@ class Unwrapped:
         return value
 
     def _tensor(self, value: torch.Tensor, is_index: bool) -> torch.Tensor:
-        cpu = value.elem if type(value) is SimulatedTensor or isinstance(value, SimulatedTensor) else value
+        cpu = value.elem if isinstance(value, SimulatedTensor) else value
         if cpu is value and value.device.type == "cuda":
             raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", self.name)
         self.operands.append(rules.operand(value.device, value.dim(), is_index))
@@ -137,7 +137,7 @@ class SimulatedDispatch(TorchDispatchMode):
         name = _name(func)
         if name in UNSUPPORTED_OPS:
             raise SimulationUnsupported(UNSUPPORTED_OPS[name], str(func))
-        pin = bool(kwargs.pop("pin_memory", False)) if "pin_memory" in kwargs else False  # made, then pinned as ATen pins (pinning.py)
+        pin = bool(kwargs.pop("pin_memory", False))  # made, then pinned as ATen pins (pinning.py)
         call = Unwrapped(self.sim, name, args, kwargs)
         device_arg = device_of(kwargs.get("device"))
         if device_arg is not None:

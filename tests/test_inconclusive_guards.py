@@ -9,6 +9,7 @@ the kornia-2791 proxy without a `pl` (tests/test_fault_kornia_oracles.py).
 
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 
@@ -63,27 +64,33 @@ def test_a_clean_run_on_the_default_gpu_is_inconclusive(monkeypatch: pytest.Monk
             jitter_direct.test_moved_jitter_matches_cpu(gpu, simulation, "blackbody", None, 1, monkeypatch)
 
 
-def position_encoding_module(init: str) -> types.ModuleType:
-    """A stand-in `sam2.modeling.position_encoding` whose PositionEmbeddingSine takes `init`'s
-    parameters (sam2 1.1.0's, 0.4.1's, or neither)."""
-    namespace: dict = {}
-    exec(f"class PositionEmbeddingSine:\n    def __init__(self, {init}):\n        pass\n", namespace)  # noqa: S102 - a signature, built for the test
+def position_encoding_module(parameters: tuple[str, ...]) -> types.ModuleType:
+    """A stand-in `sam2.modeling.position_encoding` whose PositionEmbeddingSine.__init__ takes
+    these parameters (sam2 1.1.0's, 0.4.1's, or neither), as `inspect.signature` reads them."""
+
+    class PositionEmbeddingSine:
+        def __init__(self, *args: object, **kwargs: object) -> None: ...
+
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    PositionEmbeddingSine.__init__.__signature__ = inspect.Signature([inspect.Parameter(name, kind) for name in ("self", *parameters)])
     module = types.ModuleType("sam2.modeling.position_encoding")
-    module.PositionEmbeddingSine = namespace["PositionEmbeddingSine"]
+    module.PositionEmbeddingSine = PositionEmbeddingSine
     return module
 
 
 @pytest.mark.parametrize(
-    ("init", "affected", "says"),
+    ("parameters", "affected", "says"),
     [
-        ("num_pos_feats, temperature=10000, normalize=True, scale=None, warmup_cache=True, image_size=1024, strides=(4, 8, 16, 32)", False, "says the fix is present"),
-        ("num_pos_feats, temperature=10000, normalize=True, scale=None", True, "says the fix is absent"),
-        ("channels", None, "no probe could tell"),
+        (("num_pos_feats", "temperature", "normalize", "scale", "warmup_cache", "image_size", "strides"), False, "says the fix is present"),
+        (("num_pos_feats", "temperature", "normalize", "scale"), True, "says the fix is absent"),
+        (("channels",), None, "no probe could tell"),
     ],
     ids=["sam2-1.1.0-signature", "sam2-0.4.1-signature", "unknown-signature"],
 )
-def test_the_sam2_probe_places_an_ambiguous_git_build_both_ways(monkeypatch: pytest.MonkeyPatch, init: str, affected: bool | None, says: str) -> None:
-    monkeypatch.setitem(sys.modules, "sam2.modeling.position_encoding", position_encoding_module(init))
+def test_the_sam2_probe_places_an_ambiguous_git_build_both_ways(
+    monkeypatch: pytest.MonkeyPatch, parameters: tuple[str, ...], affected: bool | None, says: str
+) -> None:
+    monkeypatch.setitem(sys.modules, "sam2.modeling.position_encoding", position_encoding_module(parameters))
     monkeypatch.setattr(versions, "installed_version", lambda name: "1.0")
     status = affected_status(BUGS["sam2-460"])
     assert status.affected is affected and says in status.basis

@@ -22,7 +22,7 @@ from reports import REPOSITORY
 from reports.bisect.answers import GitAnswer, Terms, git_answer, pull_request, terms
 from reports.bisect.page import bisect_document, bisect_html
 from reports.bisect.step import Plan, Step, WrongBuild, commit_facts, progress_line, record_step, test_commit
-from reports.scan.run import ScanError, last_line, package_policy
+from reports.scan.run import last_line, package_policy
 
 NAMED, ENDS_DISAGREE, BAD_INPUT, ONLY_SKIPPED = 0, 1, 2, 3
 
