@@ -1,0 +1,118 @@
+"""The Cosmic Ray mutation benchmark (bench/README.md): its configs mutate exactly mutmut's
+`only_mutate` files and name tests that exist; its operators make the mutations they promise; its
+score script counts what it should."""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = sorted((ROOT / "bench" / "cosmic-ray").glob("*.toml"))
+SESSION_CONFIGS = [c for c in CONFIGS if c.name != "equivalents.toml"]
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses look their module up in sys.modules while the class is made, not after
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
+
+
+def _cosmic_ray(path: Path) -> dict:
+    return tomllib.loads(path.read_text(encoding="utf-8"))["cosmic-ray"]
+
+
+def test_the_configs_mutate_exactly_the_mutmut_only_mutate_files():
+    only_mutate = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]["only_mutate"]
+    mutated = [m for config in SESSION_CONFIGS for m in _cosmic_ray(config)["module-path"]]
+    assert sorted(mutated) == sorted(only_mutate)
+
+
+@pytest.mark.parametrize("config", SESSION_CONFIGS, ids=lambda c: c.stem)
+def test_each_config_runs_existing_tests_with_only_the_oracle_operators(config):
+    settings = _cosmic_ray(config)
+    words = shlex.split(settings["test-command"])
+    paths = [w for w in words if w.startswith(("tests/", "suites/"))]
+    assert paths and all((ROOT / p).exists() for p in paths), paths
+    assert "-x" in words
+    assert settings["filters"]["operators-filter"]["exclude-operators"] == ["core/.*"]
+
+
+def test_equivalents_are_keyed_by_files_the_configs_mutate():
+    equivalents = tomllib.loads((ROOT / "bench" / "cosmic-ray" / "equivalents.toml").read_text(encoding="utf-8"))
+    mutated = {m for config in SESSION_CONFIGS for m in _cosmic_ray(config)["module-path"]}
+    assert set(equivalents) <= mutated
+    assert all(reason.strip() for table in equivalents.values() for reason in table.values())
+
+
+@pytest.fixture(scope="module")
+def scores():
+    return _load(ROOT / "bench" / "mutation_scores.py")
+
+
+def test_scores_set_aside_listed_equivalents_and_count_every_other_survivor(scores):
+    def mutant(outcome, line):
+        return scores.Mutant("a.py", "ScaleNumber", line, outcome, f"+++ b/a.py\n+{line}")
+
+    mutants = [mutant("killed", "x = 40"), mutant("survived", "y = 0.1"), mutant("survived", "z = 30"), mutant("incompetent", "w = 2")]
+    equivalents = {"a.py": {"ScaleNumber: y = 0.1": "a log line's width"}}
+    assert scores.score_rows(mutants, equivalents) == [("a.py", 2, 3, 1)]
+    assert [m.line for m in scores.gaps(mutants, equivalents)] == ["z = 30"]
+    assert scores.mutated_line("--- a/a.py\n+++ b/a.py\n-x = 4\n+x = 40\n") == "x = 40"
+
+
+def test_scores_refuse_a_missing_session_in_one_line(scores, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        scores.main([str(tmp_path / "nothing.sqlite")])
+    assert exit_info.value.code == 2
+    assert "no Cosmic Ray session at" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def operators():
+    pytest.importorskip("cosmic_ray", reason="Cosmic Ray is not installed (pip install -e '.[mutation]')")
+    return _load(ROOT / "bench" / "mutation_operators" / "oracle_mutation_operators.py")
+
+
+@pytest.mark.parametrize("name", ["ScaleNumber", "ReplaceComparedOperand"])
+def test_operator_examples_mutate_as_documented(operators, name):
+    from cosmic_ray.mutating import mutate_code
+
+    operator = operators.OperatorProvider()[name]
+    for example in operator.examples():
+        assert mutate_code(example.pre_mutation_code, operator(), example.occurrence) == example.post_mutation_code
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("ScaleNumber", "x = 0"),  # zero scaled is zero: an equivalent mutant nobody needs
+        ("ScaleNumber", "x = 0x10"),
+        ("ReplaceComparedOperand", "x = max(a, b)"),  # not a comparison
+        ("ReplaceComparedOperand", "x = torch.equal(a)"),  # one operand only
+        ("ReplaceComparedOperand", "x = torch.allclose(a, other=b)"),  # the second is a keyword
+    ],
+)
+def test_operators_leave_what_they_cannot_meaningfully_change(operators, name, code):
+    from cosmic_ray.mutating import mutate_code
+
+    assert mutate_code(code, operators.OperatorProvider()[name](), 0) is None
+
+
+def test_the_operators_are_registered_where_cosmic_ray_looks(operators):
+    import cosmic_ray.plugins
+
+    if "oracle" not in cosmic_ray.plugins.OPERATOR_PROVIDERS:
+        pytest.skip("bench/mutation_operators is not installed (pip install -e bench/mutation_operators)")
+    assert {"oracle/ScaleNumber", "oracle/ReplaceComparedOperand"} <= set(cosmic_ray.plugins.operator_names())
