@@ -299,6 +299,19 @@ def test_only_controls_ran_says_so() -> None:
     assert (verdict.verdict, verdict.detail) == ("skipped", "no gpu; 1 control(s) ran: they check the oracle and decide nothing")
 
 
+def test_a_quiet_control_beside_a_reproduction_is_not_evidence_against_it() -> None:
+    tests = [obs(SIMULATED, OBSERVED, "moved output differs", "sim"), obs(CONTROL, NOT_OBSERVED, name="ctl")]
+    verdict = bug_verdict(KORNIA, AFFECTED_RELEASE, tests)
+    assert (verdict.verdict, verdict.detail) == ("reproduced", "moved output differs")
+
+
+def test_controls_are_mentioned_only_when_nothing_decided() -> None:
+    tests = [obs(PROXY, NOT_OBSERVED, name="a"), obs(CONTROL, NOT_OBSERVED, name="ctl")]
+    assert bug_verdict(KORNIA, FIXED_RELEASE, tests).detail == "1 test(s)"
+    tests = [obs(PROXY, INCONCLUSIVE, "cannot tell", "m"), obs(CONTROL, NOT_OBSERVED, name="ctl")]
+    assert bug_verdict(KORNIA, FIXED_RELEASE, tests).detail == "cannot tell; 1 control(s) ran: they check the oracle and decide nothing"
+
+
 def test_what_could_not_decide_is_named_beside_a_fixed_verdict() -> None:
     verdict = bug_verdict(KORNIA, FIXED_RELEASE, [obs(PROXY, NOT_OBSERVED, name="a"), obs(PROXY, INCONCLUSIVE, name="m")])
     assert (verdict.verdict, verdict.detail) == ("fixed", "1 test(s); inconclusive in t[m]")
