@@ -59,8 +59,13 @@ class Unwrapped:
         self.generators: list[torch.Generator] = []
         self.originals: dict[int, torch.Tensor] = {}
         self.needs_autograd = False
-        indexing = name in rules.INDEXING_OPS
-        self.args = tuple(self._value(arg, indexing and position == 1) for position, arg in enumerate(args))
+        # Whether any operand is simulated (reports a CUDA device): one check per operand here
+        # instead of a second pass over them.
+        self.simulated = False
+        if name in rules.INDEXING_OPS:
+            self.args = tuple([self._value(arg, position == 1) for position, arg in enumerate(args)])
+        else:
+            self.args = tuple([self._value(arg, False) for arg in args])
         self.kwargs = {key: self._value(value, False) for key, value in kwargs.items()} if kwargs else kwargs
 
     def _value(self, value: Any, is_index: bool) -> Any:
@@ -73,10 +78,15 @@ class Unwrapped:
         return value
 
     def _tensor(self, value: torch.Tensor, is_index: bool) -> torch.Tensor:
-        cpu = value.elem if isinstance(value, SimulatedTensor) else value
-        if cpu is value and value.device.type == "cuda":
-            raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", self.name)
-        self.operands.append(rules.operand(value.device, value.dim(), is_index))
+        device = value.device
+        if isinstance(value, SimulatedTensor):
+            cpu = value.elem
+            self.simulated = True
+        else:
+            cpu = value
+            if device.type == "cuda":
+                raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", self.name)
+        self.operands.append(rules.operand(device, value.dim(), is_index))
         self.originals[id(cpu)] = value
         if not self.needs_autograd and (cpu.requires_grad or cpu.is_conj() or cpu.is_neg()):
             self.needs_autograd = True
@@ -152,7 +162,7 @@ class SimulatedDispatch(TorchDispatchMode):
         # An op of plain CPU tensors only (the backward of the CPU data's graph, say) is an ordinary
         # op: autograd above this mode has seen it. Only an op of simulated tensors, which never
         # carry autograd themselves, runs its CPU kernel with autograd on.
-        simulated = device.type == "cuda" or any(operand.device.type == "cuda" for operand in call.operands)
+        simulated = call.simulated or device.type == "cuda"
         # Without a tensor that requires grad or carries a bit, autograd's keys change nothing,
         # except the version counters and view records of in-place ops and views.
         with_keys = simulated and (call.needs_autograd or any(_returns(func)))

@@ -14,6 +14,10 @@ file and aten/src/ATen/TensorIndexing.h:
   dimension (a bool also indexes it with [0] or []); `...` skips the dimensions the others leave;
 - tensors (and sequences) are advanced indices, gathered by one `index` / `index_put_` at the end;
 - `x[...]` and `x[()]` are aliases of `x`, never `x` itself.
+
+A key of Python ints, slices of ints, None and `...` only (the common case: `x[:, 0]`) can only
+make a view and consults no device: it indexes the CPU data directly, outside the modes (autograd
+still records it there), which costs one op instead of one dispatched op per dimension.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ import operator
 from typing import Any
 
 import torch
+from torch.utils._mode_utils import no_dispatch
+
+from simcuda.tensor import SimulatedTensor, real_cpu
 
 aten = torch.ops.aten
 _INT64_MAX = 2**63 - 1
@@ -141,8 +148,26 @@ def apply_slicing(tensor: torch.Tensor, items: tuple) -> tuple[torch.Tensor, lis
     return result, indices
 
 
+def _is_plain_int(value: object) -> bool:
+    return value is None or type(value) is int
+
+
+def is_basic(items: tuple) -> bool:
+    """Only Python ints, slices of them, None and `...`: indexing that makes a view and nothing else."""
+    return all(
+        type(item) is int or item is None or item is Ellipsis
+        or type(item) is slice and _is_plain_int(item.start) and _is_plain_int(item.stop) and _is_plain_int(item.step)
+        for item in items
+    )
+
+
 def getitem(tensor: torch.Tensor, key: Any) -> torch.Tensor:
-    sliced, indices = apply_slicing(tensor, as_tuple(key))
+    items = as_tuple(key)
+    if is_basic(items):
+        with no_dispatch():
+            view = real_cpu(tensor)[items]
+        return SimulatedTensor(view, tensor.device)
+    sliced, indices = apply_slicing(tensor, items)
     if indices:
         return aten.index.Tensor(sliced, indices)
     return aten.alias.default(sliced) if sliced is tensor else sliced

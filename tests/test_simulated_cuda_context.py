@@ -78,6 +78,27 @@ def test_indexing_and_identity_follow_cuda() -> None:
         assert x.data_ptr() == real_cpu(x).data_ptr() != 0
 
 
+@pytest.mark.parametrize("key", [1, (slice(None), 0), (Ellipsis, slice(1, None, 2)), (None, 0, slice(-2, None)), Ellipsis, ()])
+def test_basic_indexing_is_a_simulated_view_with_autograd(key: object) -> None:
+    """Ints, slices, None and `...` index the CPU data directly (indexing.py): the result is a
+    view on the same simulated device, writes through it reach the base, gradients flow back."""
+    base = torch.arange(12.0).reshape(3, 4)
+    with simulated_cuda():
+        x = base.to("cuda:1").requires_grad_()
+        view = x[key]
+        assert is_simulated(view) and view.device == torch.device("cuda:1") and view is not x
+        assert torch.equal(real_cpu(view), base[key])
+        view.sum().backward()
+        expected = torch.zeros_like(base)
+        expected[key] = 1.0
+        assert torch.equal(real_cpu(x.grad), expected)
+        plain = base.to("cuda:1")
+        plain[key].fill_(-1.0)
+        assert (real_cpu(plain)[key] == -1.0).all(), "a view, not a copy"
+        with pytest.raises(IndexError, match="out of bounds"):
+            plain[3]
+
+
 def test_tensors_from_data_follow_cuda() -> None:
     """torch.tensor/as_tensor on CUDA tensors or lists of them: PyTorch's bindings read those
     through real CUDA; the simulation answers as CUDA does."""
