@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = sorted((ROOT / "bench" / "cosmic-ray").glob("*.toml"))
-SESSION_CONFIGS = [c for c in CONFIGS if c.name != "equivalents.toml"]
+SESSIONS = tomllib.loads((ROOT / "bench" / "cosmic-ray" / "sessions.toml").read_text(encoding="utf-8"))
 
 
 def _load(path: Path):
@@ -29,30 +28,32 @@ def _load(path: Path):
     return module
 
 
-def _cosmic_ray(path: Path) -> dict:
-    return tomllib.loads(path.read_text(encoding="utf-8"))["cosmic-ray"]
-
-
-def test_the_configs_mutate_exactly_the_mutmut_only_mutate_files():
+def test_the_sessions_mutate_exactly_the_mutmut_only_mutate_files():
     only_mutate = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]["only_mutate"]
-    mutated = [m for config in SESSION_CONFIGS for m in _cosmic_ray(config)["module-path"]]
-    assert sorted(mutated) == sorted(only_mutate)
+    assert sorted(SESSIONS["tests"]) == sorted(only_mutate)
 
 
-@pytest.mark.parametrize("config", SESSION_CONFIGS, ids=lambda c: c.stem)
-def test_each_config_runs_existing_tests_with_only_the_oracle_operators(config):
-    settings = _cosmic_ray(config)
-    words = shlex.split(settings["test-command"])
-    paths = [w for w in words if w.startswith(("tests/", "suites/"))]
-    assert paths and all((ROOT / p).exists() for p in paths), paths
-    assert "-x" in words
-    assert settings["filters"]["operators-filter"]["exclude-operators"] == ["core/.*"]
+@pytest.mark.parametrize("module", sorted(SESSIONS["tests"]))
+def test_each_session_runs_existing_tests_stopping_at_the_first_failure(module):
+    tests = SESSIONS["tests"][module]
+    assert tests and all((ROOT / path).exists() for path in tests), tests
+    assert "-x" in SESSIONS["cosmic-ray"]["pytest-options"]
 
 
-def test_equivalents_are_keyed_by_files_the_configs_mutate():
+def test_a_session_config_is_cosmic_rays_toml_with_only_the_oracle_operators():
+    runner = _load(ROOT / "bench" / "mutation_cosmic_ray.py")
+    module = "simcuda/rules.py"
+    config = tomllib.loads(runner.session_config(module, SESSIONS["tests"][module], SESSIONS["cosmic-ray"]))["cosmic-ray"]
+    assert config["module-path"] == module
+    assert shlex.split(config["test-command"])[-len(SESSIONS["tests"][module]):] == SESSIONS["tests"][module]
+    assert config["filters"]["operators-filter"]["exclude-operators"] == ["core/.*"]
+    assert config["distributor"]["http"]["worker-urls"] == SESSIONS["cosmic-ray"]["worker-urls"]
+    assert runner.session_name(module) == "simcuda.rules"
+
+
+def test_equivalents_are_keyed_by_files_the_sessions_mutate():
     equivalents = tomllib.loads((ROOT / "bench" / "cosmic-ray" / "equivalents.toml").read_text(encoding="utf-8"))
-    mutated = {m for config in SESSION_CONFIGS for m in _cosmic_ray(config)["module-path"]}
-    assert set(equivalents) <= mutated
+    assert set(equivalents) <= set(SESSIONS["tests"])
     assert all(reason.strip() for table in equivalents.values() for reason in table.values())
 
 
