@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from fixtures.proxies.meta_proxy import FINDING
+from fixtures.proxies.meta_proxy import FINDING, INCONCLUSIVE
 from fixtures.proxies.module_state import device_move_check, unregistered_tensors
 
 
@@ -33,3 +33,16 @@ def test_plain_tensors_of_submodules_have_dotted_names() -> None:
 def test_a_move_names_every_tensor_it_left_behind() -> None:
     result = device_move_check(PlainTables(), "meta")
     assert (result.kind, result.detail) == (FINDING, "after .to('meta'): low is on cpu; high is on cpu")
+
+
+class TablesThatCannotMoveToMeta(PlainTables):
+    """A move that stops half way, as kornia 0.9's samplers do on meta (bool() of a meta bound):
+    its plain tables stay behind because the move never finished, not because it forgot them."""
+
+    def _apply(self, fn, recurse=True):  # noqa: ANN001, ANN202 - nn.Module's signature
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+
+
+def test_a_move_that_cannot_run_is_inconclusive_whatever_it_left_behind() -> None:
+    result = device_move_check(TablesThatCannotMoveToMeta(), "meta")
+    assert result.kind == INCONCLUSIVE, result
