@@ -64,7 +64,9 @@ def test_difference_map_amplifies_and_saturates() -> None:
     decoded = torch.tensor([[[10, 11, 50]]], dtype=torch.uint8)  # 40 x 8 = 320: beyond uint8, so 255
     difference = difference_map(source, decoded)
     assert difference.dtype == torch.uint8
-    assert difference.tolist() == [[[0, DIFFERENCE_GAIN, 255]]]
+    # One level shows as 8: errors up to 31 levels stay graded (the block threshold, 4 levels, is
+    # 32), past that white. A gain ten times larger would saturate at the threshold already.
+    assert difference.tolist() == [[[0, 8, 255]]] and DIFFERENCE_GAIN == 8
     assert torch.equal(difference_map(decoded, source), difference)  # |a - b|, either order
 
 
