@@ -113,6 +113,8 @@ def _plain_grad_meets_simulated(func: Callable, args: tuple, kwargs: dict) -> bo
     one list deep at most). Runs for every call: no grad mode, no check."""
     if not torch.is_grad_enabled() or func in _ANSWERED_ABOVE:
         return False
+    if len(args) == 1 and not kwargs and not isinstance(args[0], (list, tuple)):
+        return False  # one tensor (`x.shape`, `x.exp()`) cannot be both: most calls stop here
     simulated = grad = False
     for value in (*args, *kwargs.values()) if kwargs else args:
         for leaf in value if isinstance(value, (list, tuple)) else (value,):
