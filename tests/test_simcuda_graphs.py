@@ -183,3 +183,58 @@ def test_a_cpu_input_or_a_mutated_input_skips_cuda_graphs(cuda1) -> None:
     x = torch.zeros(2, device="cuda")
     kept = [compiled(x) for _ in range(3)]
     assert kept[0].sum().item() == 4 and skips() == before + 2 and cuda1.recorded_cuda_graphs(1) == 0
+
+
+# What the tree simulates at all, and the pieces it decides with.
+
+
+@pytest.mark.parametrize(
+    ("backend", "mode", "options", "uses"),
+    [
+        ("inductor", "reduce-overhead", None, True),
+        ("cudagraphs", None, None, True),
+        ("inductor", None, {"triton.cudagraphs": True}, True),
+        ("inductor", "max-autotune-no-cudagraphs", None, False),
+        ("aot_eager", "reduce-overhead", None, False),  # only inductor reads the mode's graph option
+        ("eager", "reduce-overhead", None, False),
+        (lambda gm, example_inputs: gm, "reduce-overhead", None, False),
+    ],
+)
+def test_only_inductor_modes_with_graphs_and_the_cudagraphs_backend_use_cuda_graphs(backend, mode, options, uses) -> None:  # noqa: ANN001
+    from simcuda.graphs import uses_cuda_graphs
+
+    assert uses_cuda_graphs(backend, mode, options) is uses
+
+
+def test_a_run_notes_cpu_outputs_but_not_cpu_scalars() -> None:
+    from simcuda.graphs import Capture
+
+    capture = Capture()
+    capture.add(torch.tensor(2.0), on_cpu=True)  # a 0-dim CPU tensor: CUDA graphs take those
+    assert capture.cpu_outputs == []
+    capture.add(torch.zeros(3), on_cpu=True)
+    assert len(capture.cpu_outputs) == 1 and capture.cpu_outputs[0].startswith("[3], ")
+
+
+def test_inputs_on_two_devices_skip_cuda_graphs_and_a_cpu_scalar_does_not(cuda1) -> None:
+    before = skips()
+    across = torch.compile(lambda x, y: x + y.to(x.device), mode=GRAPHS)
+    x, y = torch.rand(2, device="cuda:1"), torch.rand(2, device="cuda:0")
+    kept = [across(x, y) for _ in range(3)]
+    assert kept[0].sum().item() > 0 and skips() == before + 1 and cuda1.recorded_cuda_graphs(1) == 0
+
+    scaled = torch.compile(lambda x, s: x * s, mode=GRAPHS)
+    for _ in range(3):
+        scaled(x, torch.tensor(2.0))
+    assert skips() == before + 1 and cuda1.recorded_cuda_graphs(1) == 1
+
+
+def test_a_compiled_call_inside_a_compiled_call_is_one_graph(cuda1) -> None:
+    """Dynamo inlines the inner compiled function: one generation, one graph, not two."""
+    inner = torch.compile(square, mode=GRAPHS)
+    outer = torch.compile(lambda x: inner(x) + 1, mode=GRAPHS)
+    x, _ = inputs()
+    for _ in range(3):
+        out = outer(x)
+        assert torch.allclose(out.cpu(), square(x).cpu() + 1)
+    assert cuda1.recorded_cuda_graphs(1) == 1
