@@ -194,6 +194,7 @@ def test_a_cpu_input_or_a_mutated_input_skips_cuda_graphs(cuda1) -> None:
         ("inductor", "reduce-overhead", None, True),
         ("cudagraphs", None, None, True),
         ("inductor", None, {"triton.cudagraphs": True}, True),
+        ("inductor", "reduce-overhead", {"max_autotune": False}, True),  # options without the key: the mode decides
         ("inductor", "max-autotune-no-cudagraphs", None, False),
         ("aot_eager", "reduce-overhead", None, False),  # only inductor reads the mode's graph option
         ("eager", "reduce-overhead", None, False),
