@@ -155,3 +155,25 @@ def test_fault_is_a_simulated_sweep_finding(simulation, faulty, fixed, found: st
     result = swept(faulty, simulation)
     assert (result.kind, result.found) == (FINDING, found), result
     assert swept(fixed, simulation).kind == CLEAN
+
+
+def _entries(count: int) -> list:
+    from simcuda.allocations import Allocation
+
+    return [Allocation(f"aten::op{i}", "cuda:0", (i,), "float32", ("/x/pkg/file.py", i, "f")) for i in range(count)]
+
+
+def test_a_description_names_the_first_three_allocations_and_counts_the_rest() -> None:
+    assert describe(_entries(5)) == (
+        "5 allocation(s) on a device the test never asked for: aten::op0 [0] on cuda:0 at pkg/file.py:0 in f; "
+        "aten::op1 [1] on cuda:0 at pkg/file.py:1 in f; aten::op2 [2] on cuda:0 at pkg/file.py:2 in f (+2 more)"
+    )
+    assert describe(_entries(3)).endswith("at pkg/file.py:2 in f")
+
+
+def test_the_caller_is_the_first_frame_outside_torch_or_says_there_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    from simcuda import allocations
+
+    assert allocations.caller_summary().startswith(f"{__file__}:")
+    monkeypatch.setattr(allocations, "caller_frame", lambda: None)
+    assert allocations.caller_summary() == "<torch internals>"
