@@ -54,6 +54,8 @@ ROWS = {
     "conv2d weight on cpu": Row(F.conv2d, (f32("cuda:1", 1, 1, 4, 4), f32("cpu", 1, 1, 3, 3)), "Expected all tensors to be on the same device"),
     "index with cpu indices": Row(lambda x, i: x[i], (f32("cuda:1", 4, 2), i64("cpu", 3)), "cuda:1"),
     "index_put with cpu indices": Row(lambda x, i, v: x.index_put_((i,), v), (f32("cuda:1", 4), i64("cpu", 2), f32("cuda:1", 2)), "cuda:1"),
+    # Writing moves the indices to `self`'s device (AdvancedIndex); only reading checks where they are.
+    "index_put with cuda:0 indices": Row(lambda x, i, v: x.index_put_((i,), v), (f32("cuda:1", 4), i64("cuda:0", 2), f32("cuda:1", 2)), "cuda:1"),
     "cpu tensor indexed on cuda:1": Row(
         lambda x, i: x[i], (f32("cpu", 4), i64("cuda:1", 2)), "indices should be either on cpu or on the same device as the indexed tensor (cpu)", fake=False
     ),
