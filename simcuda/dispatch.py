@@ -62,10 +62,8 @@ class Unwrapped:
         # Whether any operand is simulated (reports a CUDA device): one check per operand here
         # instead of a second pass over them.
         self.simulated = False
-        if name in rules.INDEXING_OPS:
-            self.args = tuple([self._value(arg, position == 1) for position, arg in enumerate(args)])
-        else:
-            self.args = tuple([self._value(arg, False) for arg in args])
+        indexing = name in rules.INDEXING_OPS
+        self.args = tuple([self._value(arg, indexing and position == 1) for position, arg in enumerate(args)])
         self.kwargs = {key: self._value(value, False) for key, value in kwargs.items()} if kwargs else kwargs
 
     def _value(self, value: Any, is_index: bool) -> Any:

@@ -148,22 +148,22 @@ def apply_slicing(tensor: torch.Tensor, items: tuple) -> tuple[torch.Tensor, lis
     return result, indices
 
 
-def _is_plain_int(value: object) -> bool:
+def _is_int_or_none(value: object) -> bool:
     return value is None or type(value) is int
 
 
-def is_basic(items: tuple) -> bool:
+def _is_basic(items: tuple) -> bool:
     """Only Python ints, slices of them, None and `...`: indexing that makes a view and nothing else."""
     return all(
         type(item) is int or item is None or item is Ellipsis
-        or type(item) is slice and _is_plain_int(item.start) and _is_plain_int(item.stop) and _is_plain_int(item.step)
+        or type(item) is slice and _is_int_or_none(item.start) and _is_int_or_none(item.stop) and _is_int_or_none(item.step)
         for item in items
     )
 
 
 def getitem(tensor: torch.Tensor, key: Any) -> torch.Tensor:
     items = as_tuple(key)
-    if is_basic(items):
+    if _is_basic(items):
         with no_dispatch():
             view = real_cpu(tensor)[items]
         return SimulatedTensor(view, tensor.device)
