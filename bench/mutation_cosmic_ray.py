@@ -15,12 +15,15 @@ import argparse
 import contextlib
 import os
 import shlex
+import signal
+import socket
 import subprocess
 import sys
 import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / "bench" / "cosmic-ray" / "sessions.toml"
@@ -30,28 +33,41 @@ def session_name(module: str) -> str:
     return module.removesuffix(".py").replace("/", ".")
 
 
-def session_config(module: str, tests: list[str], settings: dict) -> str:
-    """Cosmic Ray's TOML for one file's session."""
-    command = shlex.join(["python", "-m", "pytest", *settings["pytest-options"], *tests])
-    urls = ", ".join(f'"{url}"' for url in settings["worker-urls"])
-    excluded = ", ".join(f'"{pattern}"' for pattern in settings["exclude-operators"])
-    return (
-        f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = {settings["timeout"]}\ntest-command = "{command}"\n\n'
-        f'[cosmic-ray.distributor]\nname = "http"\n\n[cosmic-ray.distributor.http]\nworker-urls = [{urls}]\n\n'
-        f"[cosmic-ray.filters.operators-filter]\nexclude-operators = [{excluded}]\n"
-    )
+def session_config(module: str, tests: list[str], settings: dict) -> dict:
+    """Cosmic Ray's configuration of one file's session (its `[cosmic-ray]` table)."""
+    return {
+        "module-path": module,
+        "timeout": settings["timeout"],
+        "test-command": shlex.join(["python", "-m", "pytest", *settings["pytest-options"], *tests]),
+        "distributor": {"name": "http", "http": {"worker-urls": settings["worker-urls"]}},
+        "filters": {"operators-filter": {"exclude-operators": settings["exclude-operators"]}},
+    }
+
+
+def wait_for_workers(urls: list[str], seconds: float = 300) -> None:
+    """Until every worker's port accepts a connection (each clones the repository first)."""
+    deadline = time.monotonic() + seconds
+    for url in map(urlsplit, urls):
+        while True:
+            try:
+                socket.create_connection((url.hostname, url.port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"no Cosmic Ray worker answers at {url.geturl()} after {seconds:.0f} s") from None
+                time.sleep(1)
 
 
 @contextlib.contextmanager
-def http_workers(config: Path) -> Iterator[None]:
+def http_workers(config: Path, urls: list[str]) -> Iterator[None]:
     # One torch thread per worker: the workers share the machine's cores.
     workers = subprocess.Popen(["cr-http-workers", str(config), str(ROOT)], env={**os.environ, "OMP_NUM_THREADS": "1"},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        time.sleep(15)  # clones made, servers listening
+        wait_for_workers(urls)
         yield
     finally:
-        os.killpg(workers.pid, 15)
+        os.killpg(workers.pid, signal.SIGTERM)
         workers.wait()
 
 
@@ -73,12 +89,16 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in args.modules if m not in table["tests"]]
     if unknown:
         parser.error(f"not in {SESSIONS.relative_to(ROOT)}: {', '.join(unknown)}")
+    try:
+        from cosmic_ray.config import serialize_config
+    except ImportError:
+        parser.error("Cosmic Ray is not installed: pip install -e '.[mutation]' -e bench/mutation_operators")
     args.out.mkdir(parents=True, exist_ok=True)
     configs = {}
     for module in args.modules or list(table["tests"]):
         configs[module] = args.out / f"{session_name(module)}.toml"
-        configs[module].write_text(session_config(module, table["tests"][module], table["cosmic-ray"]), encoding="utf-8")
-    with http_workers(next(iter(configs.values()))):
+        configs[module].write_text(serialize_config(session_config(module, table["tests"][module], table["cosmic-ray"])), encoding="utf-8")
+    with http_workers(next(iter(configs.values())), table["cosmic-ray"]["worker-urls"]):
         for module, config in configs.items():
             run_session(module, config.resolve(), (args.out / f"{session_name(module)}.sqlite").resolve())
     return 0

@@ -55,6 +55,14 @@ def read_session(path: Path) -> list[Mutant]:
     return mutants
 
 
+KILLED = ("killed", "incompetent")  # Cosmic Ray's is_killed: every test outcome but survived
+
+
+def is_equivalent(mutant: Mutant, equivalents: Mapping[str, Mapping[str, str]]) -> bool:
+    """A survivor listed in equivalents.toml (a killed mutant needs no reason)."""
+    return mutant.outcome == "survived" and equivalence_key(mutant) in equivalents.get(mutant.module, {})
+
+
 def score_rows(mutants: Iterable[Mutant], equivalents: Mapping[str, Mapping[str, str]]) -> list[tuple[str, int, int, int]]:
     """(module, killed, non-equivalent, equivalent) per module, in first-seen order."""
     killed: Counter[str] = Counter()
@@ -63,16 +71,16 @@ def score_rows(mutants: Iterable[Mutant], equivalents: Mapping[str, Mapping[str,
     modules: dict[str, None] = {}
     for mutant in mutants:
         modules[mutant.module] = None
-        if mutant.outcome == "survived" and equivalence_key(mutant) in equivalents.get(mutant.module, {}):
+        if is_equivalent(mutant, equivalents):
             equivalent[mutant.module] += 1
             continue
         non_equivalent[mutant.module] += 1
-        killed[mutant.module] += mutant.outcome in ("killed", "incompetent")
+        killed[mutant.module] += mutant.outcome in KILLED
     return [(m, killed[m], non_equivalent[m], equivalent[m]) for m in modules]
 
 
 def gaps(mutants: Iterable[Mutant], equivalents: Mapping[str, Mapping[str, str]]) -> list[Mutant]:
-    return [m for m in mutants if m.outcome not in ("killed", "incompetent") and equivalence_key(m) not in equivalents.get(m.module, {})]
+    return [m for m in mutants if m.outcome not in KILLED and not is_equivalent(m, equivalents)]
 
 
 def main(argv: list[str] | None = None) -> int:

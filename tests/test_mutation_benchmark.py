@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import shlex
+import socket
 import sys
 import tomllib
 from pathlib import Path
@@ -40,15 +41,34 @@ def test_each_session_runs_existing_tests_stopping_at_the_first_failure(module):
     assert "-x" in SESSIONS["cosmic-ray"]["pytest-options"]
 
 
-def test_a_session_config_is_cosmic_rays_toml_with_only_the_oracle_operators():
+def test_a_session_config_runs_the_files_tests_with_only_the_oracle_operators():
     runner = _load(ROOT / "bench" / "mutation_cosmic_ray.py")
     module = "simcuda/rules.py"
-    config = tomllib.loads(runner.session_config(module, SESSIONS["tests"][module], SESSIONS["cosmic-ray"]))["cosmic-ray"]
+    config = runner.session_config(module, SESSIONS["tests"][module], SESSIONS["cosmic-ray"])
     assert config["module-path"] == module
     assert shlex.split(config["test-command"])[-len(SESSIONS["tests"][module]):] == SESSIONS["tests"][module]
     assert config["filters"]["operators-filter"]["exclude-operators"] == ["core/.*"]
-    assert config["distributor"]["http"]["worker-urls"] == SESSIONS["cosmic-ray"]["worker-urls"]
+    assert config["distributor"] == {"name": "http", "http": {"worker-urls": SESSIONS["cosmic-ray"]["worker-urls"]}}
     assert runner.session_name(module) == "simcuda.rules"
+
+
+def test_a_session_config_reads_back_through_cosmic_ray():
+    pytest.importorskip("cosmic_ray", reason="Cosmic Ray is not installed (pip install -e '.[mutation]')")
+    from cosmic_ray.config import deserialize_config, serialize_config
+
+    runner = _load(ROOT / "bench" / "mutation_cosmic_ray.py")
+    config = runner.session_config("simcuda/rules.py", ["tests/a b.py"], {**SESSIONS["cosmic-ray"], "pytest-options": ["-k", 'x and "y"']})
+    read = deserialize_config(serialize_config(config))
+    assert (read.test_command, read.distributor_name, read.timeout) == (config["test-command"], "http", 300.0)
+
+
+def test_the_runner_waits_for_workers_and_says_which_one_never_answered():
+    runner = _load(ROOT / "bench" / "mutation_cosmic_ray.py")
+    with socket.create_server(("localhost", 0)) as server:
+        url = f"http://localhost:{server.getsockname()[1]}"
+        runner.wait_for_workers([url], seconds=5)
+    with pytest.raises(SystemExit, match=rf"^no Cosmic Ray worker answers at {url} after 0 s$"):
+        runner.wait_for_workers([url], seconds=0.2)
 
 
 def test_equivalents_are_keyed_by_files_the_sessions_mutate():

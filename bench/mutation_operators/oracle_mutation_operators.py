@@ -39,6 +39,11 @@ def _scaled_literal(literal: str, factor: Decimal) -> str | None:
     return repr(float(scaled))
 
 
+def _scalings(literal: str) -> list[str]:
+    """The literal's mutants, one per factor that changes it."""
+    return [scaled for factor in FACTORS if (scaled := _scaled_literal(literal, factor)) is not None]
+
+
 def _leaf(code: str, like: parso.tree.NodeOrLeaf) -> parso.tree.NodeOrLeaf:
     """`code` parsed as an expression, with `like`'s leading whitespace and comments."""
     node = parso.parse(code).children[0]
@@ -51,13 +56,11 @@ class ScaleNumber(Operator):
 
     def mutation_positions(self, node) -> Iterator[Position]:
         if isinstance(node, parso.python.tree.Number):
-            for factor in FACTORS:
-                if _scaled_literal(node.value, factor) is not None:
-                    yield (node.start_pos, node.end_pos)
+            for _ in _scalings(node.value):
+                yield (node.start_pos, node.end_pos)
 
     def mutate(self, node, index):
-        factors = [f for f in FACTORS if _scaled_literal(node.value, f) is not None]
-        return _leaf(_scaled_literal(node.value, factors[index]), node)
+        return _leaf(_scalings(node.value)[index], node)
 
     @classmethod
     def examples(cls):
@@ -71,27 +74,24 @@ class ScaleNumber(Operator):
         )
 
 
-def _operand_pairs(node) -> list[tuple[int, int]]:
-    """(left, right) child indices of each pair of operands `node` compares."""
+Compared = tuple[parso.tree.BaseNode, parso.tree.NodeOrLeaf, parso.tree.NodeOrLeaf]
+
+
+def _compared(node) -> list[Compared]:
+    """(the node holding them, first, second) for each pair of operands `node` compares: adjacent
+    operands of a comparison, or the first two positional arguments of a comparing call."""
     if node.type == "comparison":
-        return [(i - 1, i + 1) for i in range(1, len(node.children), 2)]
-    if node.type in ("power", "atom_expr"):
-        return [(i, i) for i in _comparing_call_trailers(node)]
-    return []
-
-
-def _comparing_call_trailers(node) -> Iterator[int]:
-    """Indices of the argument trailers of calls like `torch.equal(a, b)` in `node`."""
-    for i in range(1, len(node.children)):
-        trailer, callee = node.children[i], node.children[i - 1]
-        callee_name = callee.children[-1] if callee.type == "trailer" else callee
-        if (
-            trailer.type == "trailer"
-            and trailer.children[0].value == "("
-            and getattr(callee_name, "value", None) in COMPARING_CALLS
-            and len(_positional_arguments(trailer)) >= 2
-        ):
-            yield i
+        return [(node, node.children[i - 1], node.children[i + 1]) for i in range(1, len(node.children), 2)]
+    if node.type not in ("power", "atom_expr"):
+        return []
+    pairs = []
+    for callee, trailer in zip(node.children, node.children[1:]):
+        name = callee.children[-1] if callee.type == "trailer" else callee
+        if trailer.type == "trailer" and trailer.children[0].value == "(" and getattr(name, "value", None) in COMPARING_CALLS:
+            arguments = _positional_arguments(trailer)
+            if len(arguments) >= 2:
+                pairs.append((trailer.children[1], arguments[0], arguments[1]))
+    return pairs
 
 
 def _positional_arguments(trailer) -> list:
@@ -110,21 +110,15 @@ class ReplaceComparedOperand(Operator):
     """
 
     def mutation_positions(self, node) -> Iterator[Position]:
-        for _pair in _operand_pairs(node):
-            yield (node.start_pos, node.end_pos)
-            yield (node.start_pos, node.end_pos)
+        for _pair in _compared(node):
+            yield (node.start_pos, node.end_pos)  # the second one into the first's place
+            yield (node.start_pos, node.end_pos)  # the first one into the second's place
 
     def mutate(self, node, index):
-        left, right = _operand_pairs(node)[index // 2]
-        if node.type == "comparison":
-            source, target = (left, right) if index % 2 == 0 else (right, left)
-            node.children[target] = _leaf(node.children[source].get_code(include_prefix=False), node.children[target])
-            return node
-        first, second = _positional_arguments(node.children[left])[:2]
+        holder, first, second = _compared(node)[index // 2]
         source, target = (first, second) if index % 2 == 0 else (second, first)
-        arglist = node.children[left].children[1]
-        position = arglist.children.index(target)
-        arglist.children[position] = _leaf(source.get_code(include_prefix=False), target)
+        position = next(i for i, child in enumerate(holder.children) if child is target)
+        holder.children[position] = _leaf(source.get_code(include_prefix=False), target)
         return node
 
     @classmethod
