@@ -1,7 +1,7 @@
 """Cosmic Ray sessions over the oracle modules, one per file (bench/README.md, "Mutation score
 (Cosmic Ray)"): writes each session's config from bench/cosmic-ray/sessions.toml, starts Cosmic
 Ray's HTTP workers (cr-http-workers: one git clone of HEAD each, so the checkout is never
-mutated), and runs `cosmic-ray init`, `cr-filter-operators` and `cosmic-ray exec`.
+mutated), and runs `cosmic-ray baseline`, `init`, `cr-filter-operators` and `exec`.
 
     python bench/mutation_cosmic_ray.py [--out DIR] [FILE ...]
 
@@ -73,6 +73,9 @@ def http_workers(config: Path, urls: list[str]) -> Iterator[None]:
 
 def run_session(module: str, config: Path, session: Path) -> None:
     if not session.exists():
+        # Unmutated, the tests must pass in the workers' clones: else every mutant reads as killed.
+        if subprocess.run(["cosmic-ray", "baseline", str(config)], cwd=ROOT, check=False).returncode != 0:
+            raise SystemExit(f"{module}: its tests fail on unmutated HEAD in the workers' clones; no session started")
         subprocess.run(["cosmic-ray", "init", str(config), str(session)], cwd=ROOT, check=True)
         subprocess.run(["cr-filter-operators", str(session), str(config)], cwd=ROOT, check=True)
     start = time.monotonic()
