@@ -9,8 +9,7 @@ called there on data with the bit set would ignore it (`a * b.conj()` computing 
 
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -29,15 +28,50 @@ _KEY = torch._C.DispatchKey
 _RUN_WITH = (_KEY.AutogradCPU, _KEY.AutogradOther, _KEY.ADInplaceOrView, _KEY.Conjugate, _KEY.Negative)
 
 
-@functools.cache
-def _returns(func: torch._ops.OpOverload) -> tuple[bool, ...]:
-    """Per return: does it alias an argument (a view, or an in-place/out= result)?"""
-    return tuple(ret.alias_info is not None for ret in func._schema.returns)
+class OpInfo(NamedTuple):
+    """What the mode needs of an op's schema, read once per op."""
+
+    name: str
+    aliases: tuple[bool, ...]  # per return: does it alias an argument (a view, an in-place/out= result)?
+    any_alias: bool
+    index_position: int  # the argument holding advanced indexing's index list, or -1
 
 
-@functools.cache
-def _name(func: torch._ops.OpOverload) -> str:
-    return func._schema.name
+# By the op's id, the op kept alive in _SEEN so that no id is reused: an OpOverload's __hash__ is
+# Python, and every op asks.
+_OP_INFO: dict[int, OpInfo] = {}
+_SEEN: list[torch._ops.OpOverload] = []
+
+
+def op_info(func: torch._ops.OpOverload) -> OpInfo:
+    info = _OP_INFO.get(id(func))
+    if info is None:
+        name = func._schema.name
+        aliases = tuple(ret.alias_info is not None for ret in func._schema.returns)
+        info = _OP_INFO[id(func)] = OpInfo(name, aliases, any(aliases), 1 if name in rules.INDEXING_OPS else -1)
+        _SEEN.append(func)
+    return info
+
+
+# Keyword arguments that can take an op of CPU tensors off the CPU or into the simulation's rules.
+_PLACING_KWARGS = ("device", "pin_memory", "generator")
+
+
+def plain_cpu(args: tuple, kwargs: dict) -> bool:
+    """Every tensor argument a CPU tensor (ATen nests them one list deep at most), and no device,
+    pinning or generator asked for: an op the simulation only logs."""
+    if kwargs:
+        if any(kwargs.get(key) is not None for key in _PLACING_KWARGS):
+            return False
+        args = (*args, *kwargs.values())
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            if not value.is_cpu:
+                return False
+        elif isinstance(value, (list, tuple)) and value and not isinstance(value[0], int):
+            if any(isinstance(item, torch.Tensor) and not item.is_cpu for item in value):
+                return False
+    return True
 
 
 def device_of(value: Any) -> torch.device | None:
@@ -48,22 +82,22 @@ def device_of(value: Any) -> torch.device | None:
 
 class Unwrapped:
     """One pass over an op's arguments (ATen nests tensors one list deep at most): the CPU
-    arguments to run, the operands the rules need, the generators, the caller's tensors by id,
-    and whether the CPU kernel needs autograd's keys (a tensor that requires grad, a conjugate or
-    negative bit)."""
+    arguments to run, the tensors and whether they sit on more than one device (the rules' operands
+    are made only then), the generators, the caller's tensors by id (for ops whose results alias
+    an argument), and whether the CPU kernel needs autograd's keys (a tensor that requires grad, a
+    conjugate or negative bit)."""
 
-    def __init__(self, sim: Simulation, name: str, args: tuple, kwargs: dict) -> None:
-        self.sim = sim
+    def __init__(self, name: str, info: OpInfo, args: tuple, kwargs: dict) -> None:
         self.name = name
-        self.operands: list[rules.Operand] = []
+        self.tensors: list[tuple[torch.Tensor, bool]] = []  # (the caller's tensor, is it an index)
+        self.first: torch.device | None = None
+        self.mixed = False
         self.generators: list[torch.Generator] = []
-        self.originals: dict[int, torch.Tensor] = {}
+        self.originals: dict[int, torch.Tensor] | None = {} if info.any_alias else None
         self.needs_autograd = False
-        # Whether any operand is simulated (reports a CUDA device): one check per operand here
-        # instead of a second pass over them.
-        self.simulated = False
-        indexing = name in rules.INDEXING_OPS
-        self.args = tuple([self._value(arg, indexing and position == 1) for position, arg in enumerate(args)])
+        self.simulated = False  # any operand simulated: found here instead of in a second pass
+        index_position = info.index_position
+        self.args = tuple([self._value(arg, position == index_position) for position, arg in enumerate(args)])
         self.kwargs = {key: self._value(value, False) for key, value in kwargs.items()} if kwargs else kwargs
 
     def _value(self, value: Any, is_index: bool) -> Any:
@@ -84,14 +118,29 @@ class Unwrapped:
             cpu = value
             if device.type == "cuda":
                 raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", self.name)
-        self.operands.append(rules.operand(device, value.dim(), is_index))
-        self.originals[id(cpu)] = value
-        if not self.needs_autograd and (cpu.requires_grad or cpu.is_conj() or cpu.is_neg()):
-            self.needs_autograd = True
+        self.tensors.append((value, is_index))
+        if self.first is None:
+            self.first = device
+        elif device != self.first:
+            self.mixed = True
+        if self.originals is not None:
+            self.originals[id(cpu)] = value
+        elif not self.needs_autograd and (cpu.requires_grad or cpu.is_conj() or cpu.is_neg()):
+            self.needs_autograd = True  # asked only where no result aliases: those run with the keys anyway
         return cpu
 
+    def device_of_operand(self, position: int) -> torch.device:
+        return self.tensors[position][0].device
 
-def check_generators(sim: Simulation, generators: list[torch.Generator], device: torch.device) -> None:
+    def common_device(self) -> torch.device:
+        """Where the rules put the output: the one device the operands share (no operand: the
+        CPU), else TensorIterator's choice or its error."""
+        if not self.mixed:
+            return rules.CPU if self.first is None else self.first
+        return rules.common_device(self.name, [rules.operand(tensor.device, tensor.dim(), is_index) for tensor, is_index in self.tensors])
+
+
+def check_generators(generators: list[torch.Generator], device: torch.device) -> None:
     for generator in generators:
         if generator.device.type == "cuda":
             raise SimulationUnsupported("torch.Generator(device='cuda') (CUDA random streams)")
@@ -142,17 +191,22 @@ class SimulatedDispatch(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
         kwargs = kwargs or {}
-        name = _name(func)
+        info = op_info(func)
+        name = info.name
         if name in UNSUPPORTED_OPS:
             raise SimulationUnsupported(UNSUPPORTED_OPS[name], str(func))
+        if plain_cpu(args, kwargs):
+            return self._run_plain(func, info, args, kwargs)
         pin = bool(kwargs.pop("pin_memory", False))  # made, then pinned as ATen pins (pinning.py)
-        call = Unwrapped(self.sim, name, args, kwargs)
-        device_arg = device_of(kwargs.get("device"))
+        call = Unwrapped(name, info, args, kwargs)
+        device_arg = kwargs.get("device")
         if device_arg is not None:
-            device_arg = self.sim.normalize(device_arg)
+            device = self.sim.normalize(device_of(device_arg))  # `device=` wins (factories, `_to_copy`, `*_like`)
             call.kwargs["device"] = rules.CPU
-        device = rules.output_device(name, call.operands, device_arg)
-        check_generators(self.sim, call.generators, device)
+        else:
+            device = call.common_device()
+        if call.generators:
+            check_generators(call.generators, device)
         if pin and device.type == "cuda":
             raise RuntimeError("Only dense CPU tensors can be pinned")  # ATen's empty_cuda
         if name == "aten::_pin_memory" and device.type == "cuda":
@@ -163,7 +217,7 @@ class SimulatedDispatch(TorchDispatchMode):
         simulated = call.simulated or device.type == "cuda"
         # Without a tensor that requires grad or carries a bit, autograd's keys change nothing,
         # except the version counters and view records of in-place ops and views.
-        with_keys = simulated and (call.needs_autograd or any(_returns(func)))
+        with_keys = simulated and (call.needs_autograd or info.any_alias)
         try:
             out = run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
         except NotImplementedError as error:
@@ -173,25 +227,36 @@ class SimulatedDispatch(TorchDispatchMode):
         if pin:
             out = torch.ops.aten._pin_memory.default(out)
         if isinstance(out, (tuple, list)):
-            return type(out)(self._wrap(func, call, index, value, device) for index, value in enumerate(out))
-        return self._wrap(func, call, 0, out, device)
+            return type(out)(self._wrap(func, info, call, index, value, device) for index, value in enumerate(out))
+        return self._wrap(func, info, call, 0, out, device)
 
-    def _wrap(self, func, call: Unwrapped, index: int, value: Any, device: torch.device) -> Any:  # noqa: ANN001
+    def _run_plain(self, func, info: OpInfo, args: tuple, kwargs: dict) -> Any:  # noqa: ANN001
+        """An op of plain CPU tensors: run as torch runs it (autograd above the mode has seen it),
+        each new tensor it returns logged on the CPU."""
+        out = func(*args, **kwargs)
+        outputs = out if isinstance(out, (tuple, list)) else (out,)
+        aliases = info.aliases
+        for index, value in enumerate(outputs):
+            if isinstance(value, torch.Tensor) and not (index < len(aliases) and aliases[index]):
+                self.sim.log(info.name, value, rules.CPU)
+        return out
+
+    def _wrap(self, func, info: OpInfo, call: Unwrapped, index: int, value: Any, device: torch.device) -> Any:  # noqa: ANN001, PLR0913
         if not isinstance(value, torch.Tensor):
             return value
-        aliases = _returns(func)
+        aliases = info.aliases
         aliased = index < len(aliases) and aliases[index]
-        operands, name = call.operands, call.name
-        if aliased and id(value) in call.originals:
+        name = call.name
+        if aliased and call.originals is not None and id(value) in call.originals:
             # In-place or out=: hand back the caller's own tensor, its metadata kept in step.
             original = call.originals[id(value)]
             if is_simulated(original) and (original.shape != value.shape or original.stride() != value.stride()):
                 _follow_metadata(original, value, func)
-            if name in rules.TRANSFER_OPS and len(operands) > 1 and operands[1].device != device:
-                self.sim.log(name, value, device, source=operands[1].device)
+            if name in rules.TRANSFER_OPS and len(call.tensors) > 1 and (source := call.device_of_operand(1)) != device:
+                self.sim.log(name, value, device, source=source)
             return original
         if not aliased:
-            moved = name in rules.TRANSFER_OPS and operands and operands[0].device != device
-            self.sim.log(name, value, device, source=operands[0].device if moved else None)
+            source = call.device_of_operand(0) if name in rules.TRANSFER_OPS and call.tensors else None
+            self.sim.log(name, value, device, source=source if source != device else None)
         # A conjugate or negative view keeps its bit on the CPU data, where run_on_cpu honours it.
         return SimulatedTensor(value, device) if device.type == "cuda" else value

@@ -175,7 +175,7 @@ class SimulatedFunctions(TorchFunctionMode):
         """Make it on the CPU, then hand it out as made on `device` (one log entry, on `device`)."""
         generator = kwargs.get("generator")
         if generator is not None:
-            check_generators(self.sim, [generator], device)
+            check_generators([generator], device)
         if kwargs.get("pin_memory"):
             raise RuntimeError("Only dense CPU tensors can be pinned")  # ATen's empty_cuda
         cpu_kwargs = {**kwargs, "device": rules.CPU}

@@ -17,7 +17,10 @@ file and aten/src/ATen/TensorIndexing.h:
 
 A key of Python ints, slices of ints, None and `...` only (the common case: `x[:, 0]`) can only
 make a view and consults no device: it indexes the CPU data directly, outside the modes (autograd
-still records it there), which costs one op instead of one dispatched op per dimension.
+still records it there), which costs one op instead of one dispatched op per dimension. So does
+assigning through such a key a value that moves no data between devices (a Python number, a
+tensor on `x`'s device, a 0-dim CPU tensor: `x[..., 0, 0] = 1.0`); a value from another device is
+a copy the log records, and takes the dispatched path.
 """
 
 from __future__ import annotations
@@ -197,11 +200,23 @@ def _value_tensor(tensor: torch.Tensor, value: Any) -> torch.Tensor:
     raise TypeError(f"can't assign a {type(value).__name__} to a {tensor.dtype} tensor on {tensor.device}")
 
 
+def _moves_no_data(tensor: torch.Tensor, value: Any) -> bool:
+    """Assigning `value` into `tensor` copies nothing between devices."""
+    if isinstance(value, torch.Tensor):
+        return value.device == tensor.device or value.dim() == 0 and value.device.type == "cpu"
+    return type(value) in (bool, int, float, complex)
+
+
 def setitem(tensor: torch.Tensor, key: Any, value: Any) -> None:
+    items = as_tuple(key)
+    if key is not False and _is_basic(items) and _moves_no_data(tensor, value):
+        with no_dispatch():
+            real_cpu(tensor)[items] = real_cpu(value)
+        return
     value = _value_tensor(tensor, value)
     if key is False:
         return
-    sliced, indices = apply_slicing(tensor, as_tuple(key))
+    sliced, indices = apply_slicing(tensor, items)
     if indices:
         aten.index_put_.default(sliced, indices, _strip_leading_ones(value))
     else:

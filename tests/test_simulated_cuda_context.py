@@ -99,6 +99,46 @@ def test_basic_indexing_is_a_simulated_view_with_autograd(key: object) -> None:
             plain[3]
 
 
+@pytest.mark.parametrize(
+    ("value", "transfer"),
+    [(1.5, None), ("same device", None), (torch.tensor(1.5), None), (torch.full((3,), 1.5), "cpu"), ("other device", "cuda:0")],
+    ids=["number", "same-device", "cpu-0-dim", "cpu", "other-device"],
+)
+def test_assigning_through_a_basic_key_writes_the_data_and_logs_only_copies(value: object, transfer: str | None) -> None:
+    """`x[..., 0] = v` (indexing.py): the value lands as torch lands it, a gradient flows to it, and
+    the log holds a copy exactly when the value came from another device."""
+    with simulated_cuda() as sim:
+        x = torch.zeros(3, 2, device="cuda:1")
+        if value == "same device":
+            value = torch.full((3,), 1.5, device="cuda:1", requires_grad=True)
+        elif value == "other device":
+            value = torch.full((3,), 1.5, device="cuda:0")
+        before = len(sim.allocations)
+        x[..., 0] = value
+        copies = [entry.source for entry in sim.allocations[before:] if entry.is_transfer]
+        assert x.device == torch.device("cuda:1") and real_cpu(x).tolist() == [[1.5, 0.0]] * 3
+        assert copies == ([] if transfer is None else [transfer])
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            x.sum().backward()
+            assert real_cpu(value.grad).tolist() == [1.0] * 3
+
+
+def test_plain_cpu_ops_inside_the_context_run_as_torch_runs_them_and_are_logged() -> None:
+    """An op of CPU tensors only is torch's own op; each new tensor is logged on the CPU with its
+    caller, a view or an in-place result is not."""
+    with simulated_cuda() as sim:
+        x = torch.ones(2, 3, requires_grad=True)
+        before = len(sim.allocations)
+        y = (x * 2).sum(dim=0)
+        view = y.view(3)
+        assert y.add_(1) is y and not is_simulated(y)
+        made = sim.allocations[before:]
+        y.sum().backward()
+    assert [(entry.op, entry.device, entry.shape) for entry in made] == [("aten::mul", "cpu", (2, 3)), ("aten::sum", "cpu", (3,))]
+    assert all(entry.caller.startswith(__file__) for entry in made)
+    assert view.tolist() == [5.0] * 3 and x.grad.tolist() == [[2.0] * 3] * 2
+
+
 def test_tensors_from_data_follow_cuda() -> None:
     """torch.tensor/as_tensor on CUDA tensors or lists of them: PyTorch's bindings read those
     through real CUDA; the simulation answers as CUDA does."""
