@@ -45,9 +45,11 @@ def _is_machinery(filename: str) -> bool:
     return filename.startswith(_MACHINERY)
 
 
-def caller_frame() -> FrameType | None:
-    """The innermost frame outside torch and this package: the code that asked for what runs."""
-    frame = sys._getframe(1)
+def caller_frame(start: FrameType | None = None) -> FrameType | None:
+    """The innermost frame outside torch and this package, searched from `start` (default: the
+    frame calling this) outward: the code that asked for what runs. A caller that knows a frame
+    nearer the answer passes it: every frame stepped over costs a frame object in Python 3.11."""
+    frame = sys._getframe(1) if start is None else start
     while frame is not None and _is_machinery(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
@@ -66,8 +68,10 @@ def _text(value: torch.device | torch.dtype) -> str:
     return str(value).removeprefix("torch.")  # once per device or dtype: record runs for every op
 
 
-def record(log: list[Allocation], op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None) -> None:
-    frame = caller_frame()
+def record(  # noqa: PLR0913
+    log: list[Allocation], op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None, start: FrameType | None = None
+) -> None:
+    frame = caller_frame(start)
     where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
     entry = (op, _text(device), tuple(tensor.shape), _text(tensor.dtype), where, None if source is None else _text(source))
     log.append(tuple.__new__(Allocation, entry))  # without the generated Python __new__: every op logs

@@ -9,6 +9,7 @@ called there on data with the bit set would ignore it (`a * b.conj()` computing 
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
@@ -35,6 +36,8 @@ class OpInfo(NamedTuple):
     aliases: tuple[bool, ...]  # per return: does it alias an argument (a view, an in-place/out= result)?
     any_alias: bool
     index_position: int  # the argument holding advanced indexing's index list, or -1
+    transfer: bool  # takes operands on different devices by design (rules.TRANSFER_OPS)
+    refused: str | None  # why the simulation refuses it (unsupported.py), or None
 
 
 # By the op's id, the op kept alive in _SEEN so that no id is reused: an OpOverload's __hash__ is
@@ -48,20 +51,18 @@ def op_info(func: torch._ops.OpOverload) -> OpInfo:
     if info is None:
         name = func._schema.name
         aliases = tuple(ret.alias_info is not None for ret in func._schema.returns)
-        info = _OP_INFO[id(func)] = OpInfo(name, aliases, any(aliases), 1 if name in rules.INDEXING_OPS else -1)
+        index_position = 1 if name in rules.INDEXING_OPS else -1
+        info = _OP_INFO[id(func)] = OpInfo(name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name))
         _SEEN.append(func)
     return info
 
 
-# Keyword arguments that can take an op of CPU tensors off the CPU or into the simulation's rules.
-_PLACING_KWARGS = ("device", "pin_memory", "generator")
-
-
 def plain_cpu(args: tuple, kwargs: dict) -> bool:
-    """Every tensor argument a CPU tensor (ATen nests them one list deep at most), and no device,
-    pinning or generator asked for: an op the simulation only logs."""
+    """Every tensor argument a CPU tensor (ATen nests them one list deep at most), no device but
+    the CPU, no pinning and no generator asked for: an op the simulation only logs."""
     if kwargs:
-        if any(kwargs.get(key) is not None for key in _PLACING_KWARGS):
+        device = kwargs.get("device")
+        if device is not None and device_of(device).type != "cpu" or kwargs.get("pin_memory") or kwargs.get("generator") is not None:
             return False
         args = (*args, *kwargs.values())
     for value in args:
@@ -87,8 +88,10 @@ class Unwrapped:
     an argument), and whether the CPU kernel needs autograd's keys (a tensor that requires grad, a
     conjugate or negative bit)."""
 
-    def __init__(self, name: str, info: OpInfo, args: tuple, kwargs: dict) -> None:
-        self.name = name
+    __slots__ = ("args", "first", "generators", "kwargs", "mixed", "name", "needs_autograd", "originals", "simulated", "tensors")
+
+    def __init__(self, info: OpInfo, args: tuple, kwargs: dict) -> None:
+        self.name = info.name
         self.tensors: list[tuple[torch.Tensor, bool]] = []  # (the caller's tensor, is it an index)
         self.first: torch.device | None = None
         self.mixed = False
@@ -97,7 +100,10 @@ class Unwrapped:
         self.needs_autograd = False
         self.simulated = False  # any operand simulated: found here instead of in a second pass
         index_position = info.index_position
-        self.args = tuple([self._value(arg, position == index_position) for position, arg in enumerate(args)])
+        self.args = tuple([
+            self._tensor(arg, position == index_position) if isinstance(arg, torch.Tensor) else self._value(arg, position == index_position)
+            for position, arg in enumerate(args)
+        ])
         self.kwargs = {key: self._value(value, False) for key, value in kwargs.items()} if kwargs else kwargs
 
     def _value(self, value: Any, is_index: bool) -> Any:
@@ -191,14 +197,14 @@ class SimulatedDispatch(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
         kwargs = kwargs or {}
-        info = op_info(func)
-        name = info.name
-        if name in UNSUPPORTED_OPS:
-            raise SimulationUnsupported(UNSUPPORTED_OPS[name], str(func))
+        info = _OP_INFO.get(id(func)) or op_info(func)
+        if info.refused is not None:
+            raise SimulationUnsupported(info.refused, str(func))
         if plain_cpu(args, kwargs):
             return self._run_plain(func, info, args, kwargs)
         pin = bool(kwargs.pop("pin_memory", False))  # made, then pinned as ATen pins (pinning.py)
-        call = Unwrapped(name, info, args, kwargs)
+        call = Unwrapped(info, args, kwargs)
+        name = info.name
         device_arg = kwargs.get("device")
         if device_arg is not None:
             device = self.sim.normalize(device_of(device_arg))  # `device=` wins (factories, `_to_copy`, `*_like`)
@@ -230,6 +236,9 @@ class SimulatedDispatch(TorchDispatchMode):
             return type(out)(self._wrap(func, info, call, index, value, device) for index, value in enumerate(out))
         return self._wrap(func, info, call, 0, out, device)
 
+    # _run_plain and _wrap are called by __torch_dispatch__ only (directly or in a generator):
+    # two frames up is at or inside the code that ran the op, where the log's caller search starts.
+
     def _run_plain(self, func, info: OpInfo, args: tuple, kwargs: dict) -> Any:  # noqa: ANN001
         """An op of plain CPU tensors: run as torch runs it (autograd above the mode has seen it),
         each new tensor it returns logged on the CPU."""
@@ -238,7 +247,7 @@ class SimulatedDispatch(TorchDispatchMode):
         aliases = info.aliases
         for index, value in enumerate(outputs):
             if isinstance(value, torch.Tensor) and not (index < len(aliases) and aliases[index]):
-                self.sim.log(info.name, value, rules.CPU)
+                self.sim.log(info.name, value, rules.CPU, start=sys._getframe(2))
         return out
 
     def _wrap(self, func, info: OpInfo, call: Unwrapped, index: int, value: Any, device: torch.device) -> Any:  # noqa: ANN001, PLR0913
@@ -246,17 +255,16 @@ class SimulatedDispatch(TorchDispatchMode):
             return value
         aliases = info.aliases
         aliased = index < len(aliases) and aliases[index]
-        name = call.name
         if aliased and call.originals is not None and id(value) in call.originals:
             # In-place or out=: hand back the caller's own tensor, its metadata kept in step.
             original = call.originals[id(value)]
             if is_simulated(original) and (original.shape != value.shape or original.stride() != value.stride()):
                 _follow_metadata(original, value, func)
-            if name in rules.TRANSFER_OPS and len(call.tensors) > 1 and (source := call.device_of_operand(1)) != device:
-                self.sim.log(name, value, device, source=source)
+            if info.transfer and len(call.tensors) > 1 and (source := call.device_of_operand(1)) != device:
+                self.sim.log(info.name, value, device, source=source, start=sys._getframe(2))
             return original
         if not aliased:
-            source = call.device_of_operand(0) if name in rules.TRANSFER_OPS and call.tensors else None
-            self.sim.log(name, value, device, source=source if source != device else None)
+            source = call.device_of_operand(0) if info.transfer and call.tensors else None
+            self.sim.log(info.name, value, device, source=source if source != device else None, start=sys._getframe(2))
         # A conjugate or negative view keeps its bit on the CPU data, where run_on_cpu honours it.
         return SimulatedTensor(value, device) if device.type == "cuda" else value

@@ -110,11 +110,9 @@ _ANSWERED_ABOVE = frozenset({torch._has_compatible_shallow_copy_type})
 
 def _plain_grad_meets_simulated(func: Callable, args: tuple, kwargs: dict) -> bool:
     """A plain tensor that requires grad among the operands, with a simulated one (operands nest
-    one list deep at most). Runs for every call: no grad mode, no check."""
+    one list deep at most). Runs for every call with more than one argument: no grad mode, no check."""
     if not torch.is_grad_enabled() or func in _ANSWERED_ABOVE:
         return False
-    if len(args) == 1 and not kwargs and not isinstance(args[0], (list, tuple)):
-        return False  # one tensor (`x.shape`, `x.exp()`) cannot be both: most calls stop here
     simulated = grad = False
     for value in (*args, *kwargs.values()) if kwargs else args:
         for leaf in value if isinstance(value, (list, tuple)) else (value,):
@@ -157,16 +155,21 @@ class SimulatedFunctions(TorchFunctionMode):
         }
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
-        kwargs = kwargs or {}
         handler = self.handlers.get(func)
         if handler is not None:
+            kwargs = kwargs or {}
             owner = args[0] if args else None
             if isinstance(owner, torch.Tensor) and _has_own_torch_function(type(owner)) and torch._C._is_torch_function_enabled():
                 with self:  # the subclass's own rules first; its inner call comes back here
                     return type(owner).__torch_function__(func, types, args, kwargs)
             return handler(func, args, kwargs)
-        if _is_cuda(kwargs.get("device")):
-            return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
+        if kwargs:
+            if _is_cuda(kwargs.get("device")):
+                return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
+        elif len(args) == 1 and not isinstance(args[0], (list, tuple)):
+            return func(*args)  # one tensor (`x.shape`, `x.exp()`): nothing to place, most calls end here
+        else:
+            kwargs = {}
         if _plain_grad_meets_simulated(func, args, kwargs):
             return _below_autograd(func, *args, **kwargs)
         return func(*args, **kwargs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from types import FrameType
 
 import torch
 
@@ -18,6 +19,22 @@ DEFAULT_DEVICE_COUNT = 2
 _RUNNING: list[Simulation] = []  # the contexts open now, innermost last
 
 
+class Quiet:
+    """Silences a simulation's log while held (a class, not a generator-based context manager:
+    that costs microseconds, and every factory call holds one)."""
+
+    __slots__ = ("sim",)
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+
+    def __enter__(self) -> None:
+        self.sim._quiet += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.sim._quiet -= 1
+
+
 class Simulation:
     """The state of one `simulated_cuda()` context: device count, current device, the log of every
     tensor made, and every feature it refused (SimulationUnsupported, caught or not)."""
@@ -29,6 +46,7 @@ class Simulation:
         self.refusals: list[str] = []
         self.graph_trees = GraphTrees()
         self._quiet = 0
+        self._quieting = Quiet(self)
 
     def normalize(self, device: torch.device) -> torch.device:
         return rules.normalize(device, self.current, self.device_count)
@@ -39,22 +57,18 @@ class Simulation:
             raise ValueError(f"Expected a cuda device, but got: {target}")  # torch.cuda._get_device_index's text
         self.current = target.index
 
-    def log(self, op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None) -> None:
-        """One tensor made (or copied) on `device`: logged, and reported to a compiled run's capture."""
+    def log(self, op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None, start: FrameType | None = None) -> None:  # noqa: PLR0913
+        """One tensor made (or copied) on `device`: logged, and reported to a compiled run's capture.
+        `start`: a frame at or inside the caller to name (allocations.caller_frame)."""
         if self._quiet:
             return
-        record(self.allocations, op, tensor, device, source)
+        record(self.allocations, op, tensor, device, source, start)
         if (capture := self.graph_trees.capture) is not None:  # a compiled run: graphs.py
             capture.add(tensor, on_cpu=device.type != "cuda")
 
-    @contextlib.contextmanager
-    def quiet(self) -> Iterator[None]:
-        """The CPU half of a call logged once by its caller on the simulated device."""
-        self._quiet += 1
-        try:
-            yield
-        finally:
-            self._quiet -= 1
+    def quiet(self) -> Quiet:
+        """`with sim.quiet():` the CPU half of a call logged once by its caller on the simulated device."""
+        return self._quieting
 
     def recorded_cuda_graphs(self, device_index: int) -> int:
         """CUDA graphs `torch.compile` recorded on the device (graphs.py), as torch's tree counts them."""
