@@ -3,8 +3,11 @@ tests/plugin_fault_matrix.py adds the `catches` marker and prints the fault x or
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -15,6 +18,19 @@ pytest_plugins = ["pytester", "tests.plugin_fault_matrix"]
 
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def load_script(path: Path) -> ModuleType:
+    """A script that is no package's module (bench/), imported from its file."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses look their module up in sys.modules while the class is made, not after
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
 
 
 @pytest.fixture(scope="session", autouse=True)

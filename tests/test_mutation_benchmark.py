@@ -4,29 +4,17 @@ score script counts what it should."""
 
 from __future__ import annotations
 
-import importlib.util
 import shlex
 import socket
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = tomllib.loads((ROOT / "bench" / "cosmic-ray" / "sessions.toml").read_text(encoding="utf-8"))
-
-
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses look their module up in sys.modules while the class is made, not after
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
 
 
 def test_the_sessions_mutate_exactly_the_mutmut_only_mutate_files():
@@ -42,7 +30,7 @@ def test_each_session_runs_existing_tests_stopping_at_the_first_failure(module):
 
 
 def test_a_session_config_runs_the_files_tests_with_only_the_oracle_operators():
-    runner = _load(ROOT / "bench" / "mutation_cosmic_ray.py")
+    runner = load_script(ROOT / "bench" / "mutation_cosmic_ray.py")
     module = "simcuda/rules.py"
     config = runner.session_config(module, SESSIONS["tests"][module], SESSIONS["cosmic-ray"])
     assert config["module-path"] == module
@@ -56,14 +44,14 @@ def test_a_session_config_reads_back_through_cosmic_ray():
     pytest.importorskip("cosmic_ray", reason="Cosmic Ray is not installed (pip install -e '.[mutation]')")
     from cosmic_ray.config import deserialize_config, serialize_config
 
-    runner = _load(ROOT / "bench" / "mutation_cosmic_ray.py")
+    runner = load_script(ROOT / "bench" / "mutation_cosmic_ray.py")
     config = runner.session_config("simcuda/rules.py", ["tests/a b.py"], {**SESSIONS["cosmic-ray"], "pytest-options": ["-k", 'x and "y"']})
     read = deserialize_config(serialize_config(config))
     assert (read.test_command, read.distributor_name, read.timeout) == (config["test-command"], "http", 300.0)
 
 
 def test_the_runner_waits_for_workers_and_says_which_one_never_answered():
-    runner = _load(ROOT / "bench" / "mutation_cosmic_ray.py")
+    runner = load_script(ROOT / "bench" / "mutation_cosmic_ray.py")
     with socket.create_server(("localhost", 0)) as server:
         url = f"http://localhost:{server.getsockname()[1]}"
         runner.wait_for_workers([url], seconds=5)
@@ -79,7 +67,7 @@ def test_equivalents_are_keyed_by_files_the_sessions_mutate():
 
 @pytest.fixture(scope="module")
 def scores():
-    return _load(ROOT / "bench" / "mutation_scores.py")
+    return load_script(ROOT / "bench" / "mutation_scores.py")
 
 
 def test_scores_set_aside_listed_equivalents_and_count_every_other_survivor(scores):
@@ -103,7 +91,7 @@ def test_scores_refuse_a_missing_session_in_one_line(scores, tmp_path, capsys):
 @pytest.fixture(scope="module")
 def operators():
     pytest.importorskip("cosmic_ray", reason="Cosmic Ray is not installed (pip install -e '.[mutation]')")
-    return _load(ROOT / "bench" / "mutation_operators" / "oracle_mutation_operators.py")
+    return load_script(ROOT / "bench" / "mutation_operators" / "oracle_mutation_operators.py")
 
 
 @pytest.mark.parametrize("name", ["ScaleNumber", "ReplaceComparedOperand"])

@@ -1,0 +1,32 @@
+"""bench/simcuda_peer_suite.py's arithmetic: what counts as a false alarm, a refusal or the test's
+own CUDA skip, and which time of repeated runs counts (the figures the README quotes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import REPO, load_script
+
+bench = load_script(REPO / "bench" / "simcuda_peer_suite.py")
+
+
+def test_only_tests_passing_on_cpu_are_compared_and_each_lands_in_one_bin() -> None:
+    cpu = {"t.A::ok": ("passed", ""), "t.A::alarm": ("passed", ""), "t.A::refused": ("passed", ""), "t.A::own": ("passed", ""),
+           "t.A::broken": ("failure", "boom")}
+    sim = {"t.A::ok": ("passed", ""), "t.A::alarm": ("failure", "AssertionError: x"), "t.A::refused": ("skipped", "simulated CUDA cannot"),
+           "t.A::own": ("skipped", "CPU only"), "t.A::broken": ("failure", "boom")}
+    simcuda = {"results": {"t/A.py::refused": "refused", "t/A.py::ok": "passed"}, "refused_by_feature": {"CUDA graphs": 1}}
+    result = bench.compare(cpu, sim, simcuda)
+    assert result["passing_on_cpu"] == 4 and result["passed_on_both"] == 1
+    assert result["failing_only_simulated"] == {"t.A::alarm": "AssertionError: x"}
+    assert result["refused"] == 1 and result["skipped_by_the_test_on_cuda"] == {"t.A::own": "CPU only"}
+
+
+@pytest.mark.parametrize(("nodeid", "junit"), [("tests/a/b.py::T::f[x]", "tests.a.b.T::f[x]"), ("tests/c.py::g", "tests.c::g")])
+def test_pytest_ids_are_read_in_junit_form(nodeid: str, junit: str) -> None:
+    assert bench.junit_id(nodeid) == junit
+
+
+def test_the_fastest_of_each_time_counts_over_repeats() -> None:
+    timings = [bench.Timing(wall=30.0, cpu=20.0), bench.Timing(wall=25.0, cpu=22.0)]
+    assert bench.fastest(timings) == bench.Timing(wall=25.0, cpu=20.0)
