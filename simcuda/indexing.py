@@ -30,11 +30,13 @@ import operator
 from typing import Any
 
 import torch
-from torch.utils._mode_utils import no_dispatch
 
 from simcuda.tensor import SimulatedTensor, real_cpu
 
 aten = torch.ops.aten
+# torch.utils._mode_utils.no_dispatch's guard itself: that wrapper is a generator-based context
+# manager, microseconds on every plain `x[i]`.
+_OUTSIDE_THE_MODES = torch._C._DisableTorchDispatch
 _INT64_MAX = 2**63 - 1
 _VALID = "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices"
 _ZERO_DIM = "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
@@ -167,7 +169,7 @@ def _is_basic(items: tuple) -> bool:
 def getitem(tensor: torch.Tensor, key: Any) -> torch.Tensor:
     items = as_tuple(key)
     if _is_basic(items):
-        with no_dispatch():
+        with _OUTSIDE_THE_MODES():
             view = real_cpu(tensor)[items]
         return SimulatedTensor(view, tensor.device)
     sliced, indices = apply_slicing(tensor, items)
@@ -210,7 +212,7 @@ def _moves_no_data(tensor: torch.Tensor, value: Any) -> bool:
 def setitem(tensor: torch.Tensor, key: Any, value: Any) -> None:
     items = as_tuple(key)
     if key is not False and _is_basic(items) and _moves_no_data(tensor, value):
-        with no_dispatch():
+        with _OUTSIDE_THE_MODES():
             real_cpu(tensor)[items] = real_cpu(value)
         return
     value = _value_tensor(tensor, value)
