@@ -1,6 +1,11 @@
 """The dispatch mode: every ATen op on a simulated tensor. Unwrap simulated tensors to their CPU
 data, apply the device rules (rules.py), run the CPU kernel, wrap the outputs on the rules'
-device, log what was made.
+device, log what was made. An op of plain CPU tensors that names no other device is torch's own
+op: run as it is, its new tensors logged on the CPU.
+
+Every op of the process passes here while the simulation runs, so the path is kept short: the
+schema's facts are read once per op, the rules' operands are made only when the devices differ,
+and the log's caller search starts at the frame that ran the op (bench/README.md has the costs).
 
 The CPU kernel runs with autograd on (tensor.py: autograd lives on the CPU data) and with the
 conjugate and negative bits honoured: a mode's handler runs below those dispatch keys, so a kernel
