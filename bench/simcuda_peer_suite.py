@@ -106,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="where the junit and JSON files go (default: a temporary folder)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each side per folder, alternating; the fastest counts (default 1)")
     arguments = parser.parse_args(argv)
+    if arguments.repeat < 1:
+        parser.error(f"--repeat: {arguments.repeat} runs; give 1 or more")
     with tempfile.TemporaryDirectory() as scratch:
         checkout = Path(scratch) / "kornia"
         checkout.mkdir()

@@ -105,10 +105,7 @@ class Unwrapped:
         self.needs_autograd = False
         self.simulated = False  # any operand simulated: found here instead of in a second pass
         index_position = info.index_position
-        self.args = tuple([
-            self._tensor(arg, position == index_position) if isinstance(arg, torch.Tensor) else self._value(arg, position == index_position)
-            for position, arg in enumerate(args)
-        ])
+        self.args = tuple([self._value(arg, position == index_position) for position, arg in enumerate(args)])
         self.kwargs = {key: self._value(value, False) for key, value in kwargs.items()} if kwargs else kwargs
 
     def _value(self, value: Any, is_index: bool) -> Any:
@@ -202,7 +199,7 @@ class SimulatedDispatch(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
         kwargs = kwargs or {}
-        info = _OP_INFO.get(id(func)) or op_info(func)
+        info = op_info(func)
         if info.refused is not None:
             raise SimulationUnsupported(info.refused, str(func))
         if plain_cpu(args, kwargs):

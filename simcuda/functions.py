@@ -155,21 +155,18 @@ class SimulatedFunctions(TorchFunctionMode):
         }
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
+        kwargs = kwargs or {}
         handler = self.handlers.get(func)
         if handler is not None:
-            kwargs = kwargs or {}
             owner = args[0] if args else None
             if isinstance(owner, torch.Tensor) and _has_own_torch_function(type(owner)) and torch._C._is_torch_function_enabled():
                 with self:  # the subclass's own rules first; its inner call comes back here
                     return type(owner).__torch_function__(func, types, args, kwargs)
             return handler(func, args, kwargs)
-        if kwargs:
-            if _is_cuda(kwargs.get("device")):
-                return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
-        elif len(args) == 1 and not isinstance(args[0], (list, tuple)):
+        if not kwargs and len(args) == 1 and not isinstance(args[0], (list, tuple)):
             return func(*args)  # one tensor (`x.shape`, `x.exp()`): nothing to place, most calls end here
-        else:
-            kwargs = {}
+        if _is_cuda(kwargs.get("device")):
+            return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
         if _plain_grad_meets_simulated(func, args, kwargs):
             return _below_autograd(func, *args, **kwargs)
         return func(*args, **kwargs)

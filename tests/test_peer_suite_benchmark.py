@@ -30,3 +30,9 @@ def test_pytest_ids_are_read_in_junit_form(nodeid: str, junit: str) -> None:
 def test_the_fastest_of_each_time_counts_over_repeats() -> None:
     timings = [bench.Timing(wall=30.0, cpu=20.0), bench.Timing(wall=25.0, cpu=22.0)]
     assert bench.fastest(timings) == bench.Timing(wall=25.0, cpu=20.0)
+
+
+def test_no_runs_at_all_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        bench.main(["--kornia-repo", str(REPO), "--repeat", "0"])
+    assert "--repeat: 0 runs; give 1 or more" in capsys.readouterr().err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import torch
 from torch import nn
@@ -100,19 +102,22 @@ def test_basic_indexing_is_a_simulated_view_with_autograd(key: object) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "transfer"),
-    [(1.5, None), ("same device", None), (torch.tensor(1.5), None), (torch.full((3,), 1.5), "cpu"), ("other device", "cuda:0")],
+    ("make_value", "transfer"),
+    [
+        (lambda: 1.5, None),
+        (lambda: torch.full((3,), 1.5, device="cuda:1", requires_grad=True), None),
+        (lambda: torch.tensor(1.5), None),
+        (lambda: torch.full((3,), 1.5), "cpu"),
+        (lambda: torch.full((3,), 1.5, device="cuda:0"), "cuda:0"),
+    ],
     ids=["number", "same-device", "cpu-0-dim", "cpu", "other-device"],
 )
-def test_assigning_through_a_basic_key_writes_the_data_and_logs_only_copies(value: object, transfer: str | None) -> None:
-    """`x[..., 0] = v` (indexing.py): the value lands as torch lands it, a gradient flows to it, and
-    the log holds a copy exactly when the value came from another device."""
+def test_assigning_through_a_basic_key_writes_the_data_and_logs_only_copies(make_value: Callable[[], object], transfer: str | None) -> None:
+    """`x[..., 0] = v` (indexing.py): the value lands as torch lands it, a gradient flows to a value
+    that requires one, and the log holds a copy exactly when the value came from another device."""
     with simulated_cuda() as sim:
         x = torch.zeros(3, 2, device="cuda:1")
-        if value == "same device":
-            value = torch.full((3,), 1.5, device="cuda:1", requires_grad=True)
-        elif value == "other device":
-            value = torch.full((3,), 1.5, device="cuda:0")
+        value = make_value()
         before = len(sim.allocations)
         x[..., 0] = value
         copies = [entry.source for entry in sim.allocations[before:] if entry.is_transfer]
