@@ -22,6 +22,7 @@ Nothing here imports torch until a test runs simulated.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -90,7 +91,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     asked = _active(config) or config.getoption("simcuda_report")
     if asked and not hasattr(config, "workerinput"):  # workers' records reach the controller's summary
+        if _report_path(config).is_dir():
+            raise pytest.UsageError(f"--simcuda-report: {_report_path(config)} is a directory; give the JSON file's path")
         config.pluginmanager.register(SimulatedSessionSummary(config), "simcuda-summary")
+
+
+def _report_path(config: pytest.Config) -> Path:
+    return config.invocation_params.dir / (config.getoption("simcuda_report") or DEFAULT_REPORT)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -214,6 +221,6 @@ class SimulatedSessionSummary:
         terminalreporter.section("simcuda: the simulated CUDA device")
         for line in summary_lines(document):
             terminalreporter.line(line)
-        path = self.config.invocation_params.dir / (self.config.getoption("simcuda_report") or DEFAULT_REPORT)
+        path = _report_path(self.config)
         path.write_text(json.dumps(document, indent=1), encoding="utf-8")
         terminalreporter.line(f"summary: {path}")

@@ -32,3 +32,11 @@ def test_profile_option_selects_a_profile(harness) -> None:
         """
     )
     harness.runpytest("--hypothesis-profile", "stress").assert_outcomes(passed=1)
+
+
+def test_an_unknown_profile_is_a_one_line_usage_error(harness) -> None:
+    harness.makepyfile("def test_never_run():\n    pass\n")
+    result = harness.runpytest("--hypothesis-profile", "nightly")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --hypothesis-profile: 'nightly' is not a profile; use dev, ci, gpu, stress"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()

@@ -313,7 +313,7 @@ def test_broken_registry_stops_the_run_with_its_path(harness, tmp_path: Path) ->
     harness.makepyfile("def test_x():\n    pass\n")
     result = harness.runpytest(f"--bug-registry={broken}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {broken}: [[]affected-race[]]: kind = 'sometimes'*"])
+    result.stderr.fnmatch_lines([f"ERROR: --bug-registry: {broken}: [[]affected-race[]]: kind = 'sometimes'*"])
 
 
 def test_list_bugs_prints_what_each_outcome_would_mean(harness, registry) -> None:

@@ -3,6 +3,10 @@ no path after it), writes its reports. That form is what a newcomer types, and t
 first pass over the arguments misreads: it takes the value for a path, finds none, and loads the
 conftests of the root's `test*` folders, the self-tests' among them. A conftest there that switched
 the reports off for the whole process at import left `pytest --bug kornia-2791` with no report.
+And where the value is an existing directory outside the checkout (`--report-dir /ci/out`, the
+natural CI use), pytest looked for its configuration from that directory, found none, and never
+declared the harness's options ("unrecognized arguments"): harness_command_line.py repairs it, so
+each spaced form is also run with such a directory as its value.
 
 The commands run in a copy of the checkout whose suites/ holds two quick tests (the options, not
 the suites, are under test), so the real checkout and its reports/out stay as they were.
@@ -34,8 +38,8 @@ VALUES = {
     "--seed N": "3",
     "--hypothesis-profile NAME": "dev",
     "--bug ID": "kornia-2791",
-    "--bug-registry=PATH": "fixtures/known_bugs/bugs.toml",
-    "--sweep-allowlist=PATH": "suites/kornia_sweeps/allowlist.toml",
+    "--bug-registry PATH": "fixtures/known_bugs/bugs.toml",
+    "--sweep-allowlist PATH": "suites/kornia_sweeps/allowlist.toml",
     "--report-dir DIR": "elsewhere",
     "-m min_cuda_devices": "min_cuda_devices",
     "-n N": "2",
@@ -119,6 +123,25 @@ def test_readme_option_as_written_writes_every_report(checkout_copy: Path, form:
     folder = checkout_copy / ("elsewhere" if option_name(form) == "--report-dir" else "reports/out")
     written = {path.name for path in folder.iterdir()} if folder.is_dir() else set()
     assert REPORT_FILES <= written, f"pytest {' '.join(words)} wrote {sorted(written)} in {folder}"
+
+
+@pytest.mark.parametrize("form", [form for form in readme_option_forms() if option_name(form) != form and form[len(option_name(form))] == " "])
+def test_readme_spaced_option_takes_an_existing_directory_outside_the_checkout_as_its_value(checkout_copy: Path, tmp_path: Path, form: str) -> None:
+    """The directory is the option's value, never a test location: --report-dir writes there, any
+    other option rejects it with its own one-line usage error naming the option and the value."""
+    outside = tmp_path / "ci-out"
+    outside.mkdir()
+    done = run_pytest(checkout_copy, [option_name(form), str(outside)])
+    output = done.stdout + done.stderr
+    assert "unrecognized arguments" not in output and "Traceback" not in output, output[-3000:]
+    if option_name(form) == "--report-dir":
+        assert done.returncode == 0, output[-3000:]
+        assert REPORT_FILES <= {path.name for path in outside.iterdir()}
+        assert f"rootdir: {checkout_copy}" in done.stdout
+    else:
+        assert done.returncode == pytest.ExitCode.USAGE_ERROR, output[-3000:]
+        error = next(line for line in output.splitlines() if str(outside) in line)
+        assert option_name(form) in error, error
 
 
 def test_no_reports_list_bugs_and_require_gpu_as_written(checkout_copy: Path) -> None:

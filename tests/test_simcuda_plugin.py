@@ -187,9 +187,16 @@ def test_report_only_lists_the_foreign_allocation_without_failing(pytester: pyte
     assert [entry["test"] for entry in report["foreign_allocations"]] == ["test_peer.py::test_foreign_allocation_fails_naming_op_and_caller[cpu]"]
 
 
-def test_a_malformed_simulated_device_is_a_one_line_usage_error(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--simcuda-device=cpu", "--simcuda-device: 'cpu' is not a CUDA device with an index (e.g. cuda:1)"),
+        ("--simcuda-report=.", "--simcuda-report: {path} is a directory; give the JSON file's path"),
+    ],
+)
+def test_bad_simcuda_input_is_a_one_line_usage_error(pytester: pytest.Pytester, option: str, message: str) -> None:
     pytester.makepyfile(test_nothing="def test_nothing():\n    pass\n")
-    result = pytester.runpytest_subprocess("--simcuda", "--simcuda-device=cpu", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("--simcuda", option, "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--simcuda-device: 'cpu' is not a CUDA device with an index (e.g. cuda:1)" in result.stderr.str()
+    assert message.format(path=pytester.path / ".") in result.stderr.str()
     assert "Traceback" not in result.stderr.str()

@@ -98,7 +98,7 @@ def test_malformed_allowlist_is_a_one_line_usage_error(harness, allowlist: Path,
     allowlist.write_text(text)
     result = run(harness, allowlist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert f"ERROR: {allowlist}: " in result.stderr.str() and message in result.stderr.str()
+    assert f"ERROR: --sweep-allowlist: {allowlist}: " in result.stderr.str() and message in result.stderr.str()
 
 
 # "fake" is no distribution: a `releases` triage of fake.* can never be placed. pytest (installed)
