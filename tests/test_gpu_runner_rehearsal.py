@@ -31,6 +31,7 @@ from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
 from reports.acceptance.summary import combined_lines, missing_results_lines
 from reports.run.loading import ResultsError, load_results
 from reports.scan.run import install_into, release_folder
+from conftest import pytest_plugins as HARNESS_PLUGINS
 from tests.conftest import REPO
 from tests.test_scan_release import needs_pypi
 
@@ -321,3 +322,50 @@ def test_sam2_460_direct_oracle_sees_the_overwrite_that_fires_before_a_graph_is_
     assert (verdict["verdict"], verdict["evidence"]) == ("reproduced", "simulated"), verdict
     assert "accessing tensor output of CUDAGraphs that has been overwritten" in verdict["detail"]
     result.assert_outcomes(xfailed=2)  # both CUDA-graph modes
+
+
+# A GPU runner after any real cuda:N test: CUDA is initialised and each GPU's generator state is
+# Philox's seed and offset, 16 bytes. The autouse seeded_rng saves those states before a simcuda:N
+# test's `device` fixture opens the simulation, and restores them at its teardown.
+AFTER_A_REAL_CUDA_TEST = """
+import pytest
+import torch
+
+REAL_STATES = [torch.arange(16, dtype=torch.uint8) + i for i in range(2)]
+RESTORED = []
+
+
+@pytest.fixture(autouse=True, scope="session")
+def cuda_started_as_on_a_gpu_runner():
+    saved = torch.cuda.is_initialized, torch.cuda.get_rng_state_all, torch.cuda.set_rng_state_all
+    torch.cuda.is_initialized = lambda: True
+    torch.cuda.get_rng_state_all = lambda: [state.clone() for state in REAL_STATES]
+    torch.cuda.set_rng_state_all = lambda states: RESTORED.append([state.clone() for state in states])
+    yield
+    torch.cuda.is_initialized, torch.cuda.get_rng_state_all, torch.cuda.set_rng_state_all = saved
+"""
+SIMULATED_TEST = """
+import torch
+
+from conftest import REAL_STATES, RESTORED
+from fixtures.known_bugs.outcomes import observe
+
+
+@pytest.mark.known_bug("kornia-2791")
+def test_a_simulated_body(device):
+    torch.set_default_dtype(torch.float64)  # a global flag the harness must put back
+    observe(torch.zeros(1, device=device).device.type != "cuda", "not on the simulated CUDA device")
+
+
+def test_z_after_it():
+    assert torch.get_default_dtype() == torch.float32
+    assert RESTORED and all(torch.equal(a, b) for restored in RESTORED for a, b in zip(restored, REAL_STATES))
+"""
+
+
+def test_a_simulated_test_after_real_cuda_started_restores_the_real_cuda_rng_and_every_flag(harness, tmp_path: Path) -> None:
+    harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + AFTER_A_REAL_CUDA_TEST)
+    harness.makepyfile("import pytest\n" + SIMULATED_TEST)
+    result = harness.runpytest_subprocess("--device", "simcuda:1", "-p", "no:cacheprovider", f"--report-dir={tmp_path}")
+    result.assert_outcomes(passed=2)
+    assert verdicts_of(tmp_path)["kornia-2791"][0] != "error"
