@@ -156,6 +156,22 @@ def test_fault_a_test_that_changes_global_state_leaves_none_behind(harness) -> N
     assert torch.equal(after[3], before[3])
 
 
+def test_every_flag_is_put_back_even_when_an_rng_state_cannot_be(monkeypatch) -> None:
+    """A GPU runner's CUDA states that cannot be restored (the review's 16-byte Philox states fed
+    to the CPU generator) must not leave the test's dtype, threads or TF32 flags behind."""
+    from fixtures.determinism import torch_state
+
+    def refuse(states: tuple) -> None:
+        raise RuntimeError("Expected a CPUGeneratorImplState of size 5056 but found the input RNG state size to be 16")
+
+    monkeypatch.setattr(torch_state, "_restore_rng_states", refuse)
+    before = torch_state.current_flags()
+    with pytest.raises(RuntimeError, match="size to be 16"), torch_state.seeded_and_restored(7):
+        torch.set_default_dtype(torch.float64)
+        torch.set_num_threads(1)
+    assert torch_state.current_flags() == before
+
+
 ISOLATED_FAILURE_WITH_EVIDENCE = """
 import pytest, torch
 
