@@ -15,7 +15,10 @@ import os
 import shutil
 import site
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+
+from fixtures.known_bugs.registry import Bug
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -73,12 +76,18 @@ def site_without(site_dir: Path, *packages: str) -> Path:
     return site_dir
 
 
-def suite_command(report_dir: Path, *args: str, isolated_site: bool = False) -> list[str]:
-    """The pytest command line that runs the real suites (REPO's config and conftest) on CPU."""
+def deciding_devices(bugs: Iterable[Bug]) -> str:
+    """The --device value under which a CPU machine decides these bugs: the CPU (proxies and
+    controls) and, where the registry calls a bug simulable, the simulated second GPU."""
+    return "cpu,simcuda:1" if any(bug.simulable for bug in bugs) else "cpu"
+
+
+def suite_command(report_dir: Path, devices: str, *args: str, isolated_site: bool = False) -> list[str]:
+    """The pytest command line that runs the real suites (REPO's config and conftest) on `devices`."""
     interpreter = [sys.executable, "-S"] if isolated_site else [sys.executable]
     return [
         *interpreter, "-m", "pytest", f"--rootdir={REPO}", "-c", str(REPO / "pyproject.toml"), "-p", "no:cacheprovider",
-        "-p", "no:randomly", "--device", "cpu", f"--report-dir={report_dir}", "-q", *args,
+        "-p", "no:randomly", "--device", devices, f"--report-dir={report_dir}", "-q", *args,
     ]
 
 

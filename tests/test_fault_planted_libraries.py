@@ -26,10 +26,12 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.versions import installed_version
 from suites.sam2_460_cudagraph.position_encodings import SAM2_INSTALL_HINT
 from tests.planted import (
     REPO,
+    deciding_devices,
     edit,
     observations,
     plant,
@@ -54,6 +56,7 @@ needs_sam2 = pytest.mark.skipif(not SAM2_INSTALLED, reason=f"sam2 is not install
 JITTER = "augmentation/_2d/intensity/planckian_jitter.py"
 PL_BUFFER = 'self.register_buffer("pl", _pl)'
 SESSION_TIMEOUT_S = 300
+REGISTRY = load_registry()
 
 
 class Session:
@@ -63,7 +66,7 @@ class Session:
         report_dir = root / "report"
         arguments = [argument for bug in bugs for argument in ("--bug", bug)] + [str(REPO / SUITES[bug]) for bug in bugs]
         completed = subprocess.run(
-            suite_command(report_dir, *arguments, isolated_site=isolated_site),
+            suite_command(report_dir, deciding_devices(REGISTRY[bug] for bug in bugs), *arguments, isolated_site=isolated_site),
             cwd=root, env={**os.environ, "PYTHONPATH": python_path(site_dir)},
             capture_output=True, text=True, timeout=SESSION_TIMEOUT_S,
         )

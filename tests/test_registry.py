@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -27,19 +28,60 @@ symptom_device = "cuda"
 """
 
 
-def test_the_shipped_registry_holds_the_five_bugs_and_the_two_look_alikes() -> None:
-    registry = load_registry(DEFAULT_REGISTRY)
-    assert list(registry) == [
-        "torchvision-8587", "torchvision-9060", "torchvision-9606", "kornia-2791", "kornia-2837", "sam2-460", "torchvision-8855"
-    ]
-    for unfixed in ("torchvision-9060", "torchvision-9606"):
-        assert registry[unfixed].first_fixed is None and registry[unfixed].notes
-        assert registry[unfixed].affected.contains("99.0")  # no fix yet: every later release is affected
-    assert registry["kornia-2837"].affected.contains("0.7.2.dev0", prereleases=True)
-    assert not registry["kornia-2837"].affected.contains("0.7.2", prereleases=True)
-    assert registry["torchvision-8587"].kind == "race"
-    assert registry["sam2-460"].ambiguous is not None and registry["sam2-460"].ambiguous.contains("1.0")
-    assert [bug.id for bug in registry.values() if bug.simulable] == ["kornia-2791", "kornia-2837", "sam2-460", "torchvision-8855"]
+SHIPPED = load_registry(DEFAULT_REGISTRY)
+BUG_ID = re.compile(r"(?P<package>[a-z0-9]+)-(?P<number>[0-9]+)")
+by_id = pytest.mark.parametrize("bug", list(SHIPPED.values()), ids=list(SHIPPED))
+
+
+def suite_folders(bug: Bug) -> list[Path]:
+    """suites/<package>_<number>_<slug>/ for <package>-<number> (CONTRIBUTING.md, "Adding a bug")."""
+    package, number = bug.id.split("-")
+    return sorted(path for path in (REPO / "suites").glob(f"{package}_{number}_*") if path.is_dir())
+
+
+@by_id
+def test_a_shipped_bug_id_is_its_package_and_upstream_number(bug: Bug) -> None:
+    match = BUG_ID.fullmatch(bug.id)
+    assert match, f"{bug.id}: a bug id is <package>-<upstream issue or pull request number>, e.g. kornia-3028"
+    assert bug.package.replace("-", "").startswith(match["package"]), f"{bug.id}: its package is {bug.package}"
+    assert bug.issue.rstrip("/").endswith(f"/{match['number']}"), f"{bug.id}: issue = {bug.issue} is not upstream number {match['number']}"
+
+
+@by_id
+def test_a_shipped_bug_has_one_suite_folder_whose_readme_names_it_and_whose_code_ties_tests_to_it(bug: Bug) -> None:
+    folders = suite_folders(bug)
+    assert len(folders) == 1, f"{bug.id}: expected one folder suites/{bug.id.replace('-', '_')}_<slug>/, found {folders}"
+    readme = folders[0] / "README.md"
+    assert readme.is_file(), f"{bug.id}: {readme} is missing"
+    number = bug.id.split("-")[1]
+    assert number in readme.read_text(encoding="utf-8").split("\n", 1)[0], f"{readme}: its title names the bug ({bug.id})"
+    # A test file's marker, or the folder's own marks (the codec kit's `codec_marks`).
+    tied = [path.name for path in folders[0].glob("*.py") if f'"{bug.id}"' in path.read_text(encoding="utf-8")]
+    assert tied, f"{bug.id}: nothing in {folders[0]} names known_bug({bug.id!r})"
+
+
+@by_id
+def test_a_shipped_bug_without_a_fixed_release_is_open_ended_and_says_what_is_unsettled(bug: Bug) -> None:
+    if bug.first_fixed is not None:
+        assert not bug.affected.contains(str(bug.first_fixed), prereleases=True), f"{bug.id}: first_fixed is inside affected"
+        return
+    assert bug.notes, f"{bug.id}: no fixed release, and no notes saying why"
+    assert bug.affected.contains("999.0"), f"{bug.id}: no fixed release, so every later release must be affected"
+
+
+def test_kornia_2837_is_affected_only_on_the_unreleased_dev_build() -> None:
+    assert SHIPPED["kornia-2837"].affected.contains("0.7.2.dev0", prereleases=True)
+    assert not SHIPPED["kornia-2837"].affected.contains("0.7.2", prereleases=True)
+
+
+def test_sam2_from_git_saying_1_0_is_placed_by_the_probe() -> None:
+    bug = SHIPPED["sam2-460"]
+    assert bug.ambiguous is not None and bug.ambiguous.contains("1.0") and bug.probe
+
+
+def test_the_nvjpeg_bugs_are_races_the_simulated_device_cannot_show() -> None:
+    jpeg = [bug for bug in SHIPPED.values() if bug.package == "torchvision" and bug.id != "torchvision-8855"]
+    assert jpeg and all(bug.kind == "race" and not bug.simulable for bug in jpeg)
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -175,3 +217,11 @@ def test_each_jpeg_bug_collects_only_its_own_tests() -> None:
         for name in ("test_consecutive_encodes", "test_gpu_decode", "test_list_input", "test_sizes")
     }
     assert collected_for_bug("torchvision-9606") == {"suites/torchvision_9606_decode_freed_memory/test_decode_after_free.py"}
+
+
+def test_no_tracked_file_points_to_facts_outside_the_repository() -> None:
+    """The bugs' facts live in the suites' READMEs: a user's checkout has no shared/ folder beside it."""
+    listed = subprocess.run(["git", "grep", "-n", "-E", r"(\.\./shared|shared/(bugs|simulated-device|simulation-v2)\.md)"], cwd=REPO, capture_output=True, text=True, check=False)
+    if listed.returncode == 128:
+        pytest.skip(f"not a git checkout: {listed.stderr.strip()}")
+    assert listed.stdout == "", f"references to files outside the repository:\n{listed.stdout}"

@@ -1,8 +1,8 @@
 """kornia-2837, CPU proxy: the codec's chain on meta inputs must return meta tensors.
 
 A tensor made without device= lands on the CPU and meets the meta input: torch reports
-"Tensor on device cpu is not on the expected device meta!" (tried at the buggy commit, per
-shared/bugs.md). The whole codec cannot run on meta (it calls .item()), so only its pieces are here.
+"Tensor on device cpu is not on the expected device meta!" (tried at the buggy commit: the
+folder's README). The whole codec cannot run on meta (it calls .item()), so only its pieces are here.
 """
 
 from __future__ import annotations
