@@ -1,0 +1,48 @@
+"""kornia-2867, direct: RandomJPEG on an image on `device`, with the module moved there (upstream's
+report) or left on the CPU (kornia#3104), must give the CPU result under the same parameters.
+
+kornia 0.7.2 to 0.8.1 sampled `jpeg_quality` on the CPU and multiplied it with the quantization
+tables on the image's device inside `jpeg_codec_differentiable`: on a CUDA image, PyTorch's device
+mismatch, which the shared classifier turns into BugObserved. On cpu the body is a control; on
+simcuda:N it runs on the simulated CUDA device (simulated evidence); on a real GPU (argued, not
+run here) the same mismatch is raised, as both upstream reports show.
+"""
+
+from __future__ import annotations
+
+import kornia.augmentation
+import pytest
+import torch
+
+if not hasattr(kornia.augmentation, "RandomJPEG"):
+    pytest.skip(f"kornia {kornia.__version__} has no RandomJPEG (first shipped in 0.7.2)", allow_module_level=True)
+
+from fixtures.known_bugs.outcomes import observe  # noqa: E402 - only after the version guard
+from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call  # noqa: E402
+from simcuda import describe  # noqa: E402
+
+# The codec rounds (a smooth approximation around torch.round): a CPU/GPU float difference can flip
+# an isolated coefficient by one quantisation step, so compare the mean, as kornia-2837's suite does.
+MEAN_ABS_TOLERANCE = 1e-3
+WAYS = [pytest.param(True, id="module-moved"), pytest.param(False, id="module-not-moved")]
+
+
+@pytest.mark.known_bug("kornia-2867", evidence="direct")
+@pytest.mark.usefixtures("full_fp32_precision")  # the codec's convolutions and matmuls: no TF32 on a GPU
+@pytest.mark.parametrize("moved", WAYS)
+def test_random_jpeg_on_device_matches_cpu(device: str, simulation: object | None, moved: bool) -> None:
+    target = torch.device(device)
+    image = torch.rand(2, 3, 32, 32)  # sides a multiple of 16, as 0.7.2 requires
+    augmentation = kornia.augmentation.RandomJPEG(jpeg_quality=(30.0, 90.0), p=1.0)
+    params = augmentation.forward_parameters(image.shape)
+    expected = augmentation(image.clone(), params=params)
+    way = "moved" if moved else "not moved"
+    if moved:
+        augmentation = augmentation.to(target)
+    run = classify_call(lambda: augmentation(image.to(target), params=params), target)
+    observe(run.kind == FINDING, f"RandomJPEG (module {way}) on {target}: {run.detail}")
+    assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
+    foreign = simulation.foreign_allocations({"cpu", str(target)}) if simulation else []
+    observe(bool(foreign), f"RandomJPEG (module {way}) on {target}: {describe(foreign)}")
+    difference = (run.output.cpu() - expected).abs().mean().item()
+    observe(difference > MEAN_ABS_TOLERANCE, f"RandomJPEG (module {way}) on {target} differs from CPU: mean |diff| {difference:.3g}")

@@ -1,0 +1,48 @@
+"""kornia-4415, direct: RandomShear and RandomAffine with a scalar or 2-tuple shear, moved to
+`device`, must run there and give the CPU result under the same parameters.
+
+`make_samplers` (run by `.to()`) stacks the x shear range, which `_range_bound` builds on the CPU
+because the call site hands it no device, with a y range made on the requested device: on a CUDA
+device, PyTorch's device mismatch at `.to()`, before any input is seen. A 4-tuple shear stacks two
+CPU ranges and survives (so it is not a case here). On cpu the body is a control; on simcuda:N it
+runs on the simulated CUDA device (simulated evidence); on a real GPU (argued, not run here) the
+same mismatch is raised, as the upstream report shows on another non-CPU device (mps).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from kornia.augmentation import RandomAffine, RandomShear
+
+from fixtures.known_bugs.outcomes import observe
+from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call
+from simcuda import describe
+
+# A warp of a random image: a correct device differs from the CPU by interpolation rounding.
+ATOL = 1e-5
+CASES = [
+    pytest.param(lambda: RandomShear(5.0, p=1.0), id="RandomShear-scalar"),
+    pytest.param(lambda: RandomShear((-5.0, 5.0), p=1.0), id="RandomShear-2-tuple"),
+    pytest.param(lambda: RandomAffine(degrees=0.0, shear=5.0, p=1.0), id="RandomAffine-scalar-shear"),
+    pytest.param(lambda: RandomAffine(degrees=0.0, shear=(5.0, 5.0), p=1.0), id="RandomAffine-2-tuple-shear"),
+]
+
+
+@pytest.mark.known_bug("kornia-4415", evidence="direct")
+@pytest.mark.usefixtures("full_fp32_precision")
+@pytest.mark.parametrize("make", CASES)
+def test_sheared_augmentation_moved_to_device_matches_cpu(device: str, simulation: object | None, make) -> None:
+    target = torch.device(device)
+    image = torch.rand(2, 3, 16, 16)
+    augmentation = make()
+    name = type(augmentation).__name__
+    params = augmentation.forward_parameters(image.shape)
+    expected = augmentation(image.clone(), params=params)
+    run = classify_call(lambda: augmentation.to(target)(image.to(target), params={key: value.to(target) for key, value in params.items()}), target)
+    observe(run.kind == FINDING, f"{name} moved to {target}: {run.detail}")
+    assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
+    foreign = simulation.foreign_allocations({"cpu", str(target)}) if simulation else []
+    observe(bool(foreign), f"{name} moved to {target}: {describe(foreign)}")
+    difference = (run.output.cpu() - expected).abs().max().item()
+    observe(difference > ATOL, f"{name} moved to {target} differs from CPU by {difference:.3g}")
