@@ -18,6 +18,27 @@ pytest_plugins = ["pytester", "tests.plugin_fault_matrix"]
 
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+
+
+def whole_folder_run(args: list[str], invocation: Path) -> bool:
+    """Whether the test locations asked for are this folder and nothing else (`pytest tests`)."""
+    return [(invocation / arg).resolve() for arg in args] == [TESTS]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which turns -n into workers
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """`pytest tests` runs on every core (pytest-xdist, one file per worker at a time): most
+    self-tests start pytest sessions of their own, which are CPU-bound, so the contributor's loop
+    takes about half the time on two cores (README, Speed). `-n 0` runs it in one process, and so
+    does a selection of files or node ids inside tests/, where starting workers costs more than
+    it saves."""
+    option = config.option
+    explicit = getattr(option, "numprocesses", 0) is not None  # -n given, or xdist not loaded
+    if explicit or hasattr(config, "workerinput") or option.usepdb or option.collectonly:
+        return
+    if whole_folder_run(config.args, config.invocation_params.dir):
+        option.numprocesses, option.dist = "auto", "loadfile"
 
 
 def load_script(path: Path) -> ModuleType:
