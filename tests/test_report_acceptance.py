@@ -105,6 +105,22 @@ def test_acceptance_end_to_end_with_two_faked_gpus(capsys, monkeypatch, tmp_path
 
 
 
+def test_the_parent_never_starts_cuda_before_the_steps(capsys, monkeypatch, tmp_path: Path) -> None:
+    """On a runner in exclusive-process compute mode a GPU serves one process's context at a time:
+    a parent that asked torch for the GPUs' names would hold them, and every step's pytest would
+    find its GPU busy. Any use of torch.cuda in the parent fails this test."""
+    ran = fake_acceptance(monkeypatch, tmp_path)
+
+    def cuda_started(*args, **kwargs):
+        raise AssertionError("the acceptance parent called torch.cuda")
+
+    for name in ("device_count", "get_device_name", "get_device_properties", "get_device_capability", "_lazy_init", "init", "is_available"):
+        monkeypatch.setattr(torch.cuda, name, cuda_started)
+    assert main(["acceptance"]) == 0
+    assert [command[1:3] for command in ran] == [["-m", "pytest"], ["-m", "pytest"]]
+    assert "GPUs: NVIDIA H100 80GB HBM3, NVIDIA H100 80GB HBM3" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("crashed", ["parallel", "serial"])
 def test_a_step_that_left_no_results_keeps_the_other_steps_summary(crashed: str, capsys, monkeypatch, tmp_path: Path) -> None:
     fake_acceptance(monkeypatch, tmp_path, crashed=crashed)
