@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from fixtures.known_bugs.registry import DEFAULT_REGISTRY
+from reports.acceptance.gpus import GpuQueryError, visible_gpu_names
 from reports.acceptance.steps import DEFAULT_RACE_BUDGET, OBSERVED_ROOT, acceptance_steps, observed_folder
 from reports.acceptance.summary import combined_lines, missing_results_lines, summary_lines
 from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
@@ -86,9 +87,11 @@ def parser() -> argparse.ArgumentParser:
 def run_acceptance(race_budget: str) -> int:
     """Run both steps from the repository root, then print (and keep in summary.txt) each bug's
     verdict, evidence and GPUs per step, and the worse of the two steps."""
-    import torch
-
-    names = [torch.cuda.get_device_name(index) for index in range(torch.cuda.device_count())]
+    try:
+        names = visible_gpu_names(sys.executable)  # never torch.cuda here: acceptance/gpus.py says why
+    except GpuQueryError as error:
+        print(f"error: the GPUs could not be listed: {error}", file=sys.stderr)
+        return BAD_INPUT
     if not names:
         print("error: the acceptance run needs a visible GPU; torch.cuda.device_count() is 0", file=sys.stderr)
         return BAD_INPUT

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from reports.__main__ import main
+from reports.acceptance.gpus import ASK, visible_gpu_names
 from reports.acceptance.steps import PARALLEL_MARKERS, SERIAL_MARKERS, acceptance_steps, observed_folder
 from reports.acceptance.summary import WORSE_FIRST, combined_lines, summary_lines, worse
 from reports.run.results import results_document
@@ -61,8 +63,20 @@ def test_summary_names_verdict_evidence_and_the_gpus_each_bug_ran_on() -> None:
     ]
 
 
+def answering_gpu_names(names: list[str], pytest_run=None):
+    """subprocess.run for the acceptance command: the child that lists the GPUs answers `names`;
+    any other command goes to `pytest_run`."""
+
+    def run(command, check, cwd=None, **kwargs):
+        if command[1:3] == ["-c", ASK]:
+            return subprocess.CompletedProcess(command, 0, stdout=json.dumps(names) + "\n", stderr="")
+        return pytest_run(command, check=check, cwd=cwd)
+
+    return run
+
+
 def test_acceptance_without_a_gpu_is_one_line(capsys, monkeypatch) -> None:
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    monkeypatch.setattr(subprocess, "run", answering_gpu_names([]))
     assert main(["acceptance"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "error: the acceptance run needs a visible GPU; torch.cuda.device_count() is 0"
@@ -74,8 +88,6 @@ def fake_acceptance(monkeypatch, tmp_path: Path, crashed: str | None = None) -> 
     tmp_path/observed; the step named `crashed` exits 1 leaving no results.json."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("reports.__main__.OBSERVED_ROOT", tmp_path / "observed")
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index: "NVIDIA H100 80GB HBM3")
     ran: list[list[str]] = []
 
     def fake_pytest(command, check, cwd):
@@ -88,8 +100,22 @@ def fake_acceptance(monkeypatch, tmp_path: Path, crashed: str | None = None) -> 
         (report_dir / "results.json").write_text(json.dumps(results(exit_status=0)))
         return subprocess.CompletedProcess(command, 0)
 
-    monkeypatch.setattr(subprocess, "run", fake_pytest)
+    monkeypatch.setattr(subprocess, "run", answering_gpu_names(["NVIDIA H100 80GB HBM3"] * 2, fake_pytest))
     return ran
+
+
+def test_a_child_that_cannot_list_the_gpus_is_one_line(capsys, monkeypatch) -> None:
+    failed = subprocess.CompletedProcess([], 1, stdout="", stderr="Traceback ...\nRuntimeError: The NVIDIA driver on your system is too old\n")
+    monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: failed)
+    assert main(["acceptance"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: the GPUs could not be listed: RuntimeError: The NVIDIA driver on your system is too old"
+    ]
+
+
+def test_the_child_lists_what_this_machine_shows() -> None:
+    """The real child, run here: on a CPU machine an empty list, on a GPU runner the names."""
+    assert visible_gpu_names(sys.executable) == [torch.cuda.get_device_name(index) for index in range(torch.cuda.device_count())]
 
 
 def test_acceptance_end_to_end_with_two_faked_gpus(capsys, monkeypatch, tmp_path: Path) -> None:

@@ -1,0 +1,28 @@
+"""The visible GPUs' names for `python -m reports acceptance`, asked of a child Python process.
+
+The parent never starts CUDA: on a runner in exclusive-process compute mode a GPU serves one
+process's context at a time, and a context the parent held would lock out every step's pytest.
+The child exits, and frees whatever it opened, before the first step starts; it honours
+CUDA_VISIBLE_DEVICES as the steps do.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+ASK = "import json, torch; print(json.dumps([torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]))"
+
+
+class GpuQueryError(Exception):
+    """The child could not list the GPUs (torch failed to import, the driver refused)."""
+
+
+def visible_gpu_names(python: str) -> list[str]:
+    """torch.cuda's name for each visible GPU, in index order, as a fresh `python` process sees them."""
+    done = subprocess.run([python, "-c", ASK], capture_output=True, text=True, check=False, timeout=300)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise GpuQueryError(reason)
+    return json.loads(lines[-1])
