@@ -10,6 +10,7 @@ the commit pairs are listed in the closing note of issue 19. The conditions:
 - an old-release job of the matrix (kornia 0.7.1, 0.7.2) run with --strict-sweeps;
 - the simulated device on a machine whose real CUDA device guard is in force (any GPU runner):
   tests/real_cuda_guard.py;
+- real CUDA started (torch.cuda's `_initialized`), then the memory API inside the simulation;
 - sam2-460's direct test where CUDA graphs run (the simulated CUDA-graph tree: simcuda/graphs.py)
   on a model with sam2 0.4.1's position cache, whose overwrite error fires before any graph is
   recorded;
@@ -369,3 +370,50 @@ def test_a_simulated_test_after_real_cuda_started_restores_the_real_cuda_rng_and
     result = harness.runpytest_subprocess("--device", "simcuda:1", "-p", "no:cacheprovider", f"--report-dir={tmp_path}")
     result.assert_outcomes(passed=2)
     assert verdicts_of(tmp_path)["kornia-2791"][0] != "error"
+
+
+# A GPU runner after any real CUDA use: torch.cuda's `_initialized` is True (what `is_initialized()`
+# reads, in torch.cuda and in torch.cuda.memory alike), so the memory API goes straight to the real
+# caching allocator. Inside the simulation it must never get there with a simulated device index
+# (an invalid device on a 1-GPU runner, physical GPU 1's figures on a 2-GPU one).
+ALLOCATOR_ENTRIES = (
+    "_cuda_memoryStats", "_cuda_emptyCache", "_cuda_resetPeakMemoryStats", "_cuda_resetAccumulatedMemoryStats",
+    "_cuda_memorySnapshot", "_cuda_hostMemoryStats", "_cuda_setMemoryFraction", "_cuda_getMemoryFraction",
+)
+MEMORY_READS = {
+    "memory_stats": lambda: torch.cuda.memory_stats(),
+    "memory_allocated": lambda: torch.cuda.memory_allocated(1),
+    "max_memory_allocated": lambda: torch.cuda.max_memory_allocated("cuda:1"),
+    "memory_reserved": lambda: torch.cuda.memory_reserved(),
+    "memory_summary": lambda: torch.cuda.memory_summary(),
+    "mem_get_info": lambda: torch.cuda.mem_get_info(),
+    "memory_snapshot": lambda: torch.cuda.memory_snapshot(),
+}
+
+
+@pytest.fixture
+def real_cuda_started(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]]:
+    """torch.cuda as after real CUDA use, its allocator's C entries recording each call."""
+    reached: list[tuple[str, tuple]] = []
+    monkeypatch.setattr(torch.cuda, "_initialized", True)
+    for name in ALLOCATOR_ENTRIES:
+        monkeypatch.setattr(torch._C, name, lambda *args, name=name: reached.append((name, args)) or {}, raising=False)
+    monkeypatch.setattr(torch.cuda, "cudart", lambda: pytest.fail("the real CUDA runtime was reached (cudart)"))
+    return reached
+
+
+def test_inside_the_simulation_cuda_has_started_and_the_real_allocator_is_never_reached(real_cuda_started) -> None:
+    from simcuda import SimulationUnsupported, simulated_cuda
+
+    with simulated_cuda(device_count=2) as simulation:
+        simulation.set_device(1)
+        assert torch.cuda.is_initialized() and torch.cuda.memory.is_initialized()
+        torch.cuda.empty_cache()  # nothing cached to release: a no-op, as on a fresh GPU
+        torch.cuda.reset_peak_memory_stats(1)
+        refused = {}
+        for name, read in MEMORY_READS.items():
+            with pytest.raises(SimulationUnsupported) as error:
+                read()
+            refused[name] = str(error.value)
+    assert real_cuda_started == [], f"the real caching allocator was reached: {real_cuda_started}"
+    assert all("memory" in reason for reason in refused.values()), refused
