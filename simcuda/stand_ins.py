@@ -116,6 +116,7 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
     return {
         **rng,
         "is_available": lambda: True,
+        "is_initialized": lambda: True,  # the simulated CUDA has started: its context is open
         "device_count": lambda: sim.device_count,
         "current_device": lambda: sim.current,
         "set_device": sim.set_device,
@@ -128,11 +129,34 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         "default_stream": lambda device=None: SimulatedStream(device),
         "stream": lambda stream=None: contextlib.nullcontext(stream),
         "is_current_stream_capturing": lambda: False,
+        "cudart": refuse("the CUDA runtime API (torch.cuda.cudart(): mem_get_info, profiler ranges)"),
         "_lazy_init": lazy_init,
         "CUDAGraph": refuse("CUDA graphs (torch.cuda.CUDAGraph)"),
         "graph": refuse("CUDA graphs (torch.cuda.graph)"),
         "make_graphed_callables": refuse("CUDA graphs (torch.cuda.make_graphed_callables)"),
     }
+
+
+# The caching allocator's C entries, which torch.cuda.memory calls once CUDA has started (inside the
+# simulation it has): what needs no allocator is a no-op, what reads one is refused naming the
+# public functions that reach it, so no statistic is ever made up or read from a real GPU.
+ALLOCATOR_NO_OPS = (
+    "_cuda_emptyCache", "_cuda_resetPeakMemoryStats", "_cuda_resetAccumulatedMemoryStats",
+    "_cuda_resetPeakHostMemoryStats", "_cuda_resetAccumulatedHostMemoryStats",
+)
+ALLOCATOR_READS = {
+    "_cuda_memoryStats": "torch.cuda.memory_stats and what reads it (memory_allocated, memory_reserved, max_memory_*, memory_summary)",
+    "_cuda_memorySnapshot": "torch.cuda.memory_snapshot",
+    "_cuda_hostMemoryStats": "torch.cuda.host_memory_stats",
+    "_cuda_setMemoryFraction": "torch.cuda.set_per_process_memory_fraction",
+    "_cuda_getMemoryFraction": "torch.cuda.get_per_process_memory_fraction",
+}
+
+
+def allocator_api() -> dict[str, Any]:
+    """`torch._C` allocator entry -> stand-in."""
+    refused = {name: refuse(f"CUDA memory statistics: {entry} (the simulated device has no caching allocator)") for name, entry in ALLOCATOR_READS.items()}
+    return {**dict.fromkeys(ALLOCATOR_NO_OPS, lambda *args: None), **refused}
 
 
 def accelerator_api(sim: Simulation) -> dict[str, Any]:
@@ -227,6 +251,9 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets.append((torch, "load", simulated_load(torch.load)))
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
+    targets += [(torch._C, name, value) for name, value in allocator_api().items()]
+    # torch.cuda.memory imported is_initialized by name: its functions ask that copy.
+    targets.append((torch.cuda.memory, "is_initialized", lambda: True))
     eval_frame = sys.modules.get("torch._dynamo.eval_frame")  # importing Dynamo here would cost seconds
     if hasattr(eval_frame, "_maybe_set_eval_frame"):  # compiled callables made before the context
         targets.append((eval_frame, "_maybe_set_eval_frame", compiled_frame(eval_frame._maybe_set_eval_frame)))
