@@ -81,6 +81,24 @@ def test_require_gpu_fails_a_session_without_gpus(harness, gpus) -> None:
     assert "--require-gpu: no CUDA device is visible" in result.stdout.str() + result.stderr.str()
 
 
+def test_a_driver_too_old_for_torchs_cuda_build_is_one_line_naming_it(harness, gpus, tmp_path, monkeypatch) -> None:
+    """A GPU runner whose NVIDIA driver predates torch's CUDA build (the default wheels' CUDA 13
+    needs driver 580): torch sees no GPU, nvidia-smi sees the driver. The run says which driver,
+    which build, what it needs and what to do, not only that no GPU is visible."""
+    gpus(0)
+    smi = tmp_path / "bin" / "nvidia-smi"
+    smi.parent.mkdir()
+    smi.write_text("#!/bin/sh\necho 550.54.15\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{smi.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    harness.makepyfile(DEVICE_TEST)
+    result = harness.runpytest("--require-gpu")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    named = [line for line in (result.stdout.str() + result.stderr.str()).splitlines() if "550.54.15" in line]
+    assert len(named) == 1 and "CUDA 13.0" in named[0] and "580 or newer" in named[0] and "cu12" in named[0], named
+
+
 def test_require_gpu_passes_with_a_gpu(harness, gpus) -> None:
     gpus(2)
     harness.makepyfile(DEVICE_TEST)
