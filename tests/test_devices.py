@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fixtures.devices.driver import driver_shortfall
 from fixtures.devices.spec import (
     DeviceSpecError,
     body_device,
@@ -142,3 +143,22 @@ def test_physical_gpu_and_its_label() -> None:
     assert physical_gpu(["GPU-aa", "GPU-bb"], 1) == "GPU-bb"
     assert physical_gpu([], 1) == "1"
     assert gpu_label("3", "NVIDIA H100", "5d3e") == "3: NVIDIA H100 (5d3e)"
+
+
+@pytest.mark.parametrize(
+    ("driver", "cuda", "says"),
+    [
+        ("580.65.06", "13.0", None),
+        ("580.126.09", "13.2", None),
+        ("550.54.15", "13.2", "NVIDIA driver 550.54.15 cannot run torch's CUDA 13.2 build (it needs 580 or newer): update the driver, or install torch built for CUDA 12 (the cu12x wheels)"),
+        ("525.60.13", "12.6", None),  # the first of CUDA 12's minor-version compatibility
+        ("525.60.12", "12.6", "NVIDIA driver 525.60.12 cannot run torch's CUDA 12.6 build (it needs 525.60.13 or newer): update the driver, or install torch built for CUDA 11 (the cu11x wheels)"),
+        ("418.39", "12.1", "NVIDIA driver 418.39 cannot run torch's CUDA 12.1 build (it needs 525.60.13 or newer): update the driver, or no listed CUDA release runs on it"),
+        (None, "13.0", None),  # no NVIDIA driver: a CPU machine
+        ("550.54.15", None, None),  # a CPU build of torch
+        ("550.54.15", "10.2", None),  # a CUDA release the table does not list
+        ("not a version", "13.0", None),
+    ],
+)
+def test_driver_shortfall_names_driver_build_minimum_and_remedy(driver: str | None, cuda: str | None, says: str | None) -> None:
+    assert driver_shortfall(driver, cuda) == says

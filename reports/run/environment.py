@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
-import subprocess
 import sys
 
+from fixtures.devices.driver import nvidia_driver_version
 from fixtures.known_bugs.versions import installed_version
 
 PACKAGES = ("torch", "torchvision", "kornia", "sam2", "numpy", "pillow", "pytest", "hypothesis")
@@ -26,20 +25,6 @@ CI_VARIABLES = (
     "HARNESS_JOB_NAME",
     "HARNESS_REPORT_URL",
 )
-
-
-def nvidia_driver_version() -> str | None:
-    """The driver version from nvidia-smi, or None where there is no NVIDIA driver."""
-    if shutil.which("nvidia-smi") is None:
-        return None
-    try:
-        output = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=20, check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return output.splitlines()[0].strip() if output.strip() else None
 
 
 def gpu_facts() -> list[dict]:
