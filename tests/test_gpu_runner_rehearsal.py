@@ -11,6 +11,7 @@ the commit pairs are listed in the closing note of issue 19. The conditions:
 - the simulated device on a machine whose real CUDA device guard is in force (any GPU runner):
   tests/real_cuda_guard.py;
 - real CUDA started (torch.cuda's `_initialized`), then the memory API inside the simulation;
+- `pytest --simcuda` on a one-GPU runner, after collection;
 - sam2-460's direct test where CUDA graphs run (the simulated CUDA-graph tree: simcuda/graphs.py)
   on a model with sam2 0.4.1's position cache, whose overwrite error fires before any graph is
   recorded;
@@ -418,3 +419,44 @@ def test_inside_the_simulation_cuda_has_started_and_the_real_allocator_is_never_
             refused[name] = str(error.value)
     assert real_cuda_started == [], f"the real caching allocator was reached: {real_cuda_started}"
     assert all(name in reason for name, reason in refused.items()), refused
+
+
+# `pytest --simcuda` on a one-GPU runner: the collection view (two GPUs, so that a project's
+# collection-time device lists gather their cuda:1 cases) must be gone once collection ends. Left
+# in place, torch's lazy init would check the capability of a GPU 1 that does not exist, and real
+# CUDA could never start in that session (every later real call: DeferredCudaCallError).
+ONE_GPU_CONFTEST = """
+import pytest
+import torch
+
+SEEN = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session):
+    SEEN["after collection"] = (torch.cuda.is_available(), torch.cuda.device_count())
+    return (yield)
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"seen after collection: {SEEN['after collection']}")
+"""
+COLLECTION_TIME_DEVICES = """
+import torch
+
+DEVICES = [f"cuda:{index}" for index in range(torch.cuda.device_count())]
+
+
+def test_collection_saw_the_simulated_machine():
+    assert len(DEVICES) == 2, DEVICES
+"""
+
+
+def test_simcuda_on_a_one_gpu_runner_hands_real_cuda_back_after_collection(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the runner: one real GPU
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    pytester.makeconftest(ONE_GPU_CONFTEST)
+    pytester.makepyfile(COLLECTION_TIME_DEVICES)
+    result = pytester.runpytest("--simcuda", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)  # collection saw the simulated machine's two GPUs
+    result.stdout.fnmatch_lines(["seen after collection: (True, 1)"])  # ... and the real one after it
