@@ -5,7 +5,7 @@ Registered through this distribution's `pytest11` entry point and inactive unles
 `simulated_cuda()` context (runs.py) with the simulated device current, so "cuda" names it, and:
 
 - the project's device choice becomes the simulated device: a `device` fixture (kornia's
-  convention) answers it, and from before the first conftest is imported until the session ends
+  convention) answers it, and from before the first conftest is imported until collection ends
   `torch.cuda.is_available()` / `device_count()` answer as on a two-GPU machine, so device
   parametrizations and skips computed at collection (torchvision's `cpu_and_cuda()`,
   `needs_cuda`) collect their CUDA cases;
@@ -100,9 +100,25 @@ def _report_path(config: pytest.Config) -> Path:
     return config.invocation_params.dir / (config.getoption("simcuda_report") or DEFAULT_REPORT)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session):
+    """The view ends with collection: on a one-GPU machine torch's lazy init would otherwise
+    check a GPU 1 that does not exist, and real CUDA could never start in this session. Each
+    test's simulation answers the same questions while it runs."""
+    try:
+        return (yield)
+    finally:
+        _remove_collection_view(session.config)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
+    _remove_collection_view(config)  # a session that stopped before collecting
+
+
+def _remove_collection_view(config: pytest.Config) -> None:
     for owner, name, value in config.stash.get(_COLLECTION_VIEW, []):
         setattr(owner, name, value)
+    config.stash[_COLLECTION_VIEW] = []
 
 
 def start(item: pytest.Item, device: str, foreign: str = "fail") -> SimulatedRun:
