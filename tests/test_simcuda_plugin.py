@@ -200,3 +200,36 @@ def test_bad_simcuda_input_is_a_one_line_usage_error(pytester: pytest.Pytester, 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message.format(path=pytester.path / ".") in result.stderr.str()
     assert "Traceback" not in result.stderr.str()
+
+
+# A test's own `@pytest.mark.parametrize("device", [...])` (torchvision's convention) names the
+# device it wants: its "cpu" cases stay on the CPU under --simcuda, its "cuda" cases run on the
+# simulated device, and a real device bug in the CUDA case still fails (the twin).
+DIRECT_DEVICE_PARAMETRIZATION = '''
+import pytest
+import torch
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_runs_where_its_parameter_says(device):
+    assert device in ("cpu", "cuda"), device
+    assert torch.zeros(2, device=device).device.type == device
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_a_device_bug_fails_on_cuda_only(device):
+    assert (torch.rand(3, device=device) + torch.ones(3)).shape == (3,)
+'''
+
+
+def test_a_tests_own_device_parametrization_is_kept(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_direct=DIRECT_DEVICE_PARAMETRIZATION)
+    result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
+    outcomes = {line.split(" ")[1]: line.split(" ")[0] for line in result.outlines if line.startswith(("PASSED ", "FAILED "))}
+    assert outcomes == {
+        "test_direct.py::test_runs_where_its_parameter_says[cpu]": "PASSED",
+        "test_direct.py::test_runs_where_its_parameter_says[cuda]": "PASSED",
+        "test_direct.py::test_a_device_bug_fails_on_cuda_only[cpu]": "PASSED",
+        "test_direct.py::test_a_device_bug_fails_on_cuda_only[cuda]": "FAILED",
+    }, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*Expected all tensors to be on the same device*"])
