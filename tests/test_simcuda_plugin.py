@@ -233,3 +233,33 @@ def test_a_tests_own_device_parametrization_is_kept(pytester: pytest.Pytester) -
         "test_direct.py::test_a_device_bug_fails_on_cuda_only[cuda]": "FAILED",
     }, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*Expected all tensors to be on the same device*"])
+
+
+# Expected failures, by marker or by pytest.xfail() in the body, are counted as pytest counts them;
+# a failure that was not expected stays a failure (the twin).
+XFAILS = '''
+import pytest
+import torch
+
+
+@pytest.mark.xfail(reason="known", strict=True)
+def test_marked():
+    raise AssertionError("known")
+
+
+def test_imperative():
+    pytest.xfail("known here")
+
+
+def test_plain_failure():
+    assert torch.zeros(1, device="cuda").sum() == 1
+'''
+
+
+def test_expected_failures_are_counted_as_xfailed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_xfails=XFAILS)
+    result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
+    result.assert_outcomes(xfailed=2, failed=1)
+    report = json.loads((pytester.path / "simcuda-report.json").read_text())
+    assert (report["xfailed"], report["failed"], report["passed"]) == (2, 1, 0), report
+    result.stdout.fnmatch_lines(["3 tests run on the simulated cuda:1: 1 failed, 2 xfailed"])
