@@ -199,9 +199,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"simulated CUDA cannot run this: {refused[0]}")
     elif call.when == "call":
         _judge_foreign_allocations(run, report)
-    run.outcomes[call.when] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
-    if call.when == "teardown":
-        report.user_properties.append((_RECORD, run.record()))
+    return report
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_runtest_makereport")  # outermost: after pytest's xfail handling
+def pytest_runtest_makereport_outcome(item: pytest.Item, call: pytest.CallInfo):
+    """The phase's outcome as pytest reports it (an expected failure is xfailed, never failed): a
+    second wrapper of the same hook, outside pytest's xfail handling (`specname`; pytest reads
+    only names that start with pytest_)."""
+    report: pytest.TestReport = yield
+    if (run := run_of(item)) is not None:
+        run.outcomes[call.when] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+        if call.when == "teardown":
+            report.user_properties.append((_RECORD, run.record()))
     return report
 
 
