@@ -133,3 +133,18 @@ def test_a_conjugate_view_says_so_and_resolves_as_on_cuda() -> None:
 
     expected, got = both(body)
     assert all(torch.equal(e, g) for e, g in zip(expected, got))
+
+
+def test_numpy_with_force_copies_to_the_host_as_on_cuda() -> None:
+    """`Tensor.numpy(force=True)` is detach, cpu, resolve the conjugate and negative bits, numpy
+    (torchvision's to_pil_image uses it); without force a CUDA tensor is refused, as here."""
+
+    def body(device: torch.device) -> tuple:
+        x = torch.tensor([[1.0, -2.0], [3.0, 4.5]], device=device, requires_grad=True)
+        z = torch.tensor([1 + 2j, 3 - 1j], device=device).conj()
+        return torch.from_numpy((x * 2).numpy(force=True)), torch.from_numpy(z.numpy(force=True))
+
+    expected, got = both(lambda device: tuple(value.to(device) for value in body(device)))
+    assert all(torch.equal(e, g) for e, g in zip(expected, got))
+    with simulated_cuda(2), pytest.raises(TypeError, match="can't convert cuda:1 device type tensor to numpy"):
+        torch.ones(2, device=DEVICE).numpy()
