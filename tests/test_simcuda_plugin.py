@@ -263,3 +263,28 @@ def test_expected_failures_are_counted_as_xfailed(pytester: pytest.Pytester) -> 
     report = json.loads((pytester.path / "simcuda-report.json").read_text())
     assert (report["xfailed"], report["failed"], report["passed"]) == (2, 1, 0), report
     result.stdout.fnmatch_lines(["3 tests run on the simulated cuda:1: 1 failed, 2 xfailed"])
+
+
+# timm's test_optim.py imports torch.testing._internal.common_utils, which calls
+# torch.backends.disable_global_flags(): from then on assigning a cuDNN flag raises. The
+# simulation's own switches must still work, and the flags come back as they were.
+FLAGS_FROZEN = '''
+import torch
+
+torch.backends.disable_global_flags()
+CUDNN = torch.backends.cudnn.enabled
+
+
+def test_runs_on_the_simulated_device():
+    assert torch.ones(2, device="cuda").device == torch.device("cuda:1")
+
+
+def test_the_flags_are_back_after_a_test():
+    assert torch.backends.cudnn.enabled == CUDNN
+'''
+
+
+def test_a_session_that_froze_torchs_global_flags_runs(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_frozen=FLAGS_FROZEN)
+    result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
