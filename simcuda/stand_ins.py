@@ -259,13 +259,15 @@ def swapped(sim: Simulation) -> Iterator[None]:
         targets.append((eval_frame, "_maybe_set_eval_frame", compiled_frame(eval_frame._maybe_set_eval_frame)))
     # An attribute this torch release lacks is removed again on exit.
     saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
-    cudnn = torch.backends.cudnn.enabled
+    cudnn = torch._C._get_cudnn_enabled()
     fusers = torch._C._jit_texpr_fuser_enabled(), torch._C._jit_can_fuse_on_gpu()
     try:
         for owner, name, value in targets:
             setattr(owner, name, value)
         # A composite op picks cuDNN kernels for tensors that report CUDA (grid_sampler did).
-        torch.backends.cudnn.enabled = False
+        # (through the C setter: the Python property refuses once torch.backends.disable_global_flags()
+        # ran, as torch's own test utilities do at import)
+        torch._C._set_cudnn_enabled(False)
         # TorchScript would build fused CUDA kernels for tensors that report CUDA (libcuda.so).
         torch._C._jit_set_texpr_fuser_enabled(False)
         torch._C._jit_override_can_fuse_on_gpu(False)
@@ -274,7 +276,7 @@ def swapped(sim: Simulation) -> Iterator[None]:
     finally:
         torch._C._jit_set_texpr_fuser_enabled(fusers[0])
         torch._C._jit_override_can_fuse_on_gpu(fusers[1])
-        torch.backends.cudnn.enabled = cudnn
+        torch._C._set_cudnn_enabled(cudnn)
         for owner, name, value in saved:
             if value is _ABSENT:
                 delattr(owner, name)
