@@ -17,9 +17,7 @@ import torch
 if not hasattr(kornia.augmentation, "RandomJPEG"):
     pytest.skip(f"kornia {kornia.__version__} has no RandomJPEG (first shipped in 0.7.2)", allow_module_level=True)
 
-from fixtures.known_bugs.outcomes import observe  # noqa: E402 - only after the version guard
-from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call  # noqa: E402
-from simcuda import describe  # noqa: E402
+from suites.device_oracle import check_matches_cpu, mean_abs  # noqa: E402 - only after the version guard
 
 # The codec rounds (a smooth approximation around torch.round): a CPU/GPU float difference can flip
 # an isolated coefficient by one quantisation step, so compare the mean, as kornia-2837's suite does.
@@ -39,10 +37,5 @@ def test_random_jpeg_on_device_matches_cpu(device: str, simulation: object | Non
     way = "moved" if moved else "not moved"
     if moved:
         augmentation = augmentation.to(target)
-    run = classify_call(lambda: augmentation(image.to(target), params=params), target)
-    observe(run.kind == FINDING, f"RandomJPEG (module {way}) on {target}: {run.detail}")
-    assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
-    foreign = simulation.foreign_allocations({"cpu", str(target)}) if simulation else []
-    observe(bool(foreign), f"RandomJPEG (module {way}) on {target}: {describe(foreign)}")
-    difference = (run.output.cpu() - expected).abs().mean().item()
-    observe(difference > MEAN_ABS_TOLERANCE, f"RandomJPEG (module {way}) on {target} differs from CPU: mean |diff| {difference:.3g}")
+    call = lambda: augmentation(image.to(target), params=params)  # noqa: E731
+    check_matches_cpu(call, target, simulation, f"RandomJPEG (module {way})", expected, MEAN_ABS_TOLERANCE, mean_abs)

@@ -15,9 +15,7 @@ import pytest
 import torch
 from kornia.augmentation import RandomGaussianIllumination
 
-from fixtures.known_bugs.outcomes import observe
-from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call
-from simcuda import describe
+from suites.device_oracle import check_matches_cpu
 
 # One add and a clamp per pixel: a correct device differs from the CPU by rounding only.
 ATOL = 1e-6
@@ -32,10 +30,4 @@ def test_unmoved_illumination_on_device_matches_cpu(device: str, simulation: obj
     # What forward draws for an unmoved module: the pattern on the CPU, whatever the image's device.
     params = illumination.forward_parameters(image.shape)
     expected = illumination(image.clone(), params=params)
-    run = classify_call(lambda: illumination(image.to(target), params=params), target)
-    observe(run.kind == FINDING, f"RandomGaussianIllumination (not moved) on {target}: {run.detail}")
-    assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
-    foreign = simulation.foreign_allocations({"cpu", str(target)}) if simulation else []
-    observe(bool(foreign), f"RandomGaussianIllumination (not moved) on {target}: {describe(foreign)}")
-    difference = (run.output.cpu() - expected).abs().max().item()
-    observe(difference > ATOL, f"RandomGaussianIllumination (not moved) on {target} differs from CPU by {difference:.3g}")
+    check_matches_cpu(lambda: illumination(image.to(target), params=params), target, simulation, "RandomGaussianIllumination (not moved)", expected, ATOL)

@@ -15,9 +15,7 @@ import pytest
 import torch
 from kornia.augmentation import RandomAffine, RandomShear
 
-from fixtures.known_bugs.outcomes import observe
-from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call
-from simcuda import describe
+from suites.device_oracle import check_matches_cpu
 
 # A warp of a random image: a correct device differs from the CPU by interpolation rounding.
 ATOL = 1e-5
@@ -39,10 +37,5 @@ def test_sheared_augmentation_moved_to_device_matches_cpu(device: str, simulatio
     name = type(augmentation).__name__
     params = augmentation.forward_parameters(image.shape)
     expected = augmentation(image.clone(), params=params)
-    run = classify_call(lambda: augmentation.to(target)(image.to(target), params={key: value.to(target) for key, value in params.items()}), target)
-    observe(run.kind == FINDING, f"{name} moved to {target}: {run.detail}")
-    assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
-    foreign = simulation.foreign_allocations({"cpu", str(target)}) if simulation else []
-    observe(bool(foreign), f"{name} moved to {target}: {describe(foreign)}")
-    difference = (run.output.cpu() - expected).abs().max().item()
-    observe(difference > ATOL, f"{name} moved to {target} differs from CPU by {difference:.3g}")
+    moved = {key: value.to(target) for key, value in params.items()}
+    check_matches_cpu(lambda: augmentation.to(target)(image.to(target), params=moved), target, simulation, f"{name} (moved)", expected, ATOL)

@@ -1,0 +1,48 @@
+"""The oracle the device-placement suites share (kornia-2867, kornia-3028, kornia-4415): a call on
+`target` behaves as the same call on the CPU. Three sightings, each `observe`d: PyTorch's device
+mismatch (the shared classifier's FINDING), an allocation on a device the test never asked for
+(the simulated device's log), an output that differs from the CPU's beyond `tolerance`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import torch
+
+from fixtures.known_bugs.outcomes import observe
+from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call
+from simcuda import describe
+
+if TYPE_CHECKING:
+    from simcuda import Simulation
+
+
+def max_abs(difference: torch.Tensor) -> float:
+    return difference.abs().max().item()
+
+
+def mean_abs(difference: torch.Tensor) -> float:
+    """For a codec whose rounding may flip an isolated coefficient by one step on another device."""
+    return difference.abs().mean().item()
+
+
+def check_matches_cpu(  # noqa: PLR0913 - the call, where, what it is, and what to compare with how
+    call: Callable[[], torch.Tensor],
+    target: torch.device,
+    simulation: Simulation | None,
+    what: str,
+    expected: torch.Tensor,
+    tolerance: float,
+    measure: Callable[[torch.Tensor], float] = max_abs,
+) -> None:
+    """`call()` (which puts its inputs on `target`) must run, allocate only on `target` and the CPU,
+    and return `expected` (the CPU result) within `tolerance` by `measure`. `what` names the call
+    in every finding: "RandomJPEG (module moved)"."""
+    run = classify_call(call, target)
+    observe(run.kind == FINDING, f"{what} on {target}: {run.detail}")
+    assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
+    foreign = simulation.foreign_allocations({"cpu", str(target)}) if simulation else []
+    observe(bool(foreign), f"{what} on {target}: {describe(foreign)}")
+    difference = measure(run.output.cpu() - expected)
+    observe(difference > tolerance, f"{what} on {target} differs from CPU: {measure.__name__} |difference| {difference:.3g} > {tolerance}")
