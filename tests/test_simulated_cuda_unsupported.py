@@ -75,3 +75,37 @@ def test_supported_neighbours_still_run() -> None:
         torch.cuda.synchronize()
         assert isinstance(torch.Generator(), torch.Generator)
         assert torch.rand(2, generator=torch.Generator().manual_seed(0)).shape == (2,)
+
+
+# torchvision's nms has a CUDA kernel that takes float16 and a CPU kernel that does not: on the
+# simulated device the CPU kernel's dtype error would be a false alarm, so it is a refusal naming
+# the op and the dtype. Its twins: float32 runs as on the CPU, and an op with no CUDA kernel at
+# all still fails with the CPU kernel's error (a real GPU fails on it too).
+BOXES = torch.tensor([[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [2.0, 2.0, 3.0, 3.0]])
+SCORES = torch.tensor([0.9, 0.5, 0.7])
+
+
+def test_a_dtype_only_the_cuda_kernel_has_is_refused_naming_op_and_dtype() -> None:
+    with simulated_cuda(2), pytest.raises(SimulationUnsupported, match=r"torchvision::nms.*Half"):
+        torchvision.ops.nms(BOXES.half().to("cuda:1"), SCORES.half().to("cuda:1"), 0.5)
+
+
+def test_the_same_op_in_a_dtype_both_kernels_have_runs_as_on_the_cpu() -> None:
+    expected = torchvision.ops.nms(BOXES, SCORES, 0.5)
+    with simulated_cuda(2):
+        kept = torchvision.ops.nms(BOXES.to("cuda:1"), SCORES.to("cuda:1"), 0.5)
+        assert kept.device == torch.device("cuda:1") and torch.equal(kept.cpu(), expected)
+
+
+def test_a_cpu_dtype_error_of_an_op_without_a_cuda_kernel_still_fails() -> None:
+    with torch.library._scoped_library("simcuda_test", "FRAGMENT") as library:
+        library.define("halfless(Tensor x) -> Tensor")
+
+        def cpu_kernel(x: torch.Tensor) -> torch.Tensor:
+            if x.dtype == torch.half:
+                raise RuntimeError("\"halfless\" not implemented for 'Half'")
+            return x.clone()
+
+        library.impl("halfless", cpu_kernel, "CPU")
+        with simulated_cuda(2), pytest.raises(RuntimeError, match="not implemented for 'Half'"):
+            torch.ops.simcuda_test.halfless(torch.ones(2, dtype=torch.half, device="cuda:1"))
