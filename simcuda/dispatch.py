@@ -14,6 +14,7 @@ called there on data with the bit set would ignore it (`a * b.conj()` computing 
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -187,6 +188,18 @@ def run_on_cpu(func: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
         return func(*args, **kwargs)
 
 
+# ATen's and torchvision's dispatch macros: `"nms_kernel" not implemented for 'Half'`.
+_NOT_IMPLEMENTED_FOR = re.compile(r"not implemented for '(\w+)'")
+
+
+def _dtype_the_cpu_kernel_lacks(name: str, error: RuntimeError) -> str | None:
+    """The dtype a CPU kernel refused, where the op also has a CUDA kernel (whose dtypes Python
+    cannot see): on the simulated device that is a refusal, not the op's failure. An op with no
+    CUDA kernel fails on a real GPU too, so its error stands."""
+    match = _NOT_IMPLEMENTED_FOR.search(str(error))
+    return match[1] if match and torch._C._dispatch_has_kernel_for_dispatch_key(name, "CUDA") else None
+
+
 class SimulatedDispatch(TorchDispatchMode):
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -231,6 +244,10 @@ class SimulatedDispatch(TorchDispatchMode):
         except NotImplementedError as error:
             if "Could not run" in str(error):
                 raise SimulationUnsupported("an op with no CPU kernel to stand in for its CUDA one", str(func)) from error
+            raise
+        except RuntimeError as error:
+            if device.type == "cuda" and (dtype := _dtype_the_cpu_kernel_lacks(name, error)):
+                raise SimulationUnsupported(f"{name} in {dtype}: its CPU kernel lacks the dtype (its CUDA kernel may have it)", str(func)) from error
             raise
         if pin:
             out = torch.ops.aten._pin_memory.default(out)
