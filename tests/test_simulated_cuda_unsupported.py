@@ -109,3 +109,10 @@ def test_a_cpu_dtype_error_of_an_op_without_a_cuda_kernel_still_fails() -> None:
         library.impl("halfless", cpu_kernel, "CPU")
         with simulated_cuda(2), pytest.raises(RuntimeError, match="not implemented for 'Half'"):
             torch.ops.simcuda_test.halfless(torch.ones(2, dtype=torch.half, device="cuda:1"))
+
+
+def test_a_cuda_entry_point_without_a_stand_in_is_refused_by_its_name() -> None:
+    """torchvision's roi_align reaches torch.cuda.get_device_properties (is_compile_supported): the
+    refusal names that function, not only "a CUDA entry point"."""
+    with simulated_cuda(2), pytest.raises(SimulationUnsupported, match=r"torch\.cuda\.get_device_properties"):
+        torch.cuda.get_device_properties(1)
