@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +82,16 @@ def refuse(feature: str) -> Callable[..., Any]:
     return refused
 
 
+def cuda_entry_point() -> str:
+    """The outermost torch.cuda function on the stack below the caller (`torch.cuda.get_device_properties`,
+    which asked for CUDA's lazy init), or "torch.cuda" where none is found."""
+    package = str(Path(torch.cuda.__file__).parent)
+    frame, found = sys._getframe(2), "torch.cuda"
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        found, frame = f"torch.cuda.{frame.f_code.co_name}", frame.f_back
+    return found
+
+
 def cuda_api(sim: Simulation) -> dict[str, Any]:
     """`torch.cuda` attribute -> stand-in."""
     owner = threading.get_ident()
@@ -90,7 +101,7 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         # (modes are thread-local: DataLoader workers, user threads).
         if threading.get_ident() != owner:
             raise SimulationUnsupported("CUDA used from another thread (modes are thread-local)", caller_summary())
-        raise SimulationUnsupported("a CUDA entry point the simulation does not stand in for", caller_summary())
+        raise SimulationUnsupported(f"a CUDA entry point the simulation does not stand in for: {cuda_entry_point()}", caller_summary())
 
     def exchange_device(index: int) -> int:
         previous = sim.current
