@@ -54,6 +54,8 @@ from typing import TYPE_CHECKING, Any
 
 from simcuda.unsupported import SimulationUnsupported
 
+__version__ = "0.1.0"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
+
 if TYPE_CHECKING:
     from simcuda.allocations import Allocation, describe
     from simcuda.simulation import Simulation, current_simulation, simulated_cuda
