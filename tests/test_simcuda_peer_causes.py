@@ -148,3 +148,22 @@ def test_numpy_with_force_copies_to_the_host_as_on_cuda() -> None:
     assert all(torch.equal(e, g) for e, g in zip(expected, got))
     with simulated_cuda(2), pytest.raises(TypeError, match="can't convert cuda:1 device type tensor to numpy"):
         torch.ones(2, device=DEVICE).numpy()
+
+
+def test_to_another_tensor_of_a_tvtensor_class_under_its_return_type() -> None:
+    """`t.to(boxes)` moves t to boxes' device and dtype; under torchvision's
+    set_return_type("TVTensor") the simulation's argument parsing must not hand the parse itself to
+    the TVTensor's __torch_function__ (which would wrap a device as boxes). Twin: a real device bug
+    in the same context still fails."""
+    from torchvision import tv_tensors
+
+    boxes = tv_tensors.BoundingBoxes(torch.tensor([[0.0, 0.0, 2.0, 2.0]]), format="XYXY", canvas_size=(4, 4))
+
+    def body(device: torch.device) -> torch.Tensor:
+        with tv_tensors.set_return_type("TVTensor"):
+            return torch.zeros(1, 4, dtype=torch.float64).to(boxes.to(device)) + 1
+
+    expected, got = both(body)
+    assert torch.equal(expected.as_subclass(torch.Tensor), got.as_subclass(torch.Tensor))
+    with simulated_cuda(2), tv_tensors.set_return_type("TVTensor"), pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.zeros(1, 4).to(boxes.to(DEVICE)) + torch.ones(4)
