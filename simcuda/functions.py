@@ -208,7 +208,10 @@ class SimulatedFunctions(TorchFunctionMode):
 
     def _to(self, func, args, kwargs):  # noqa: ANN001, ANN202
         tensor, parsed = args[0], {key: value for key, value in kwargs.items() if key != "copy"}
-        device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args[1:], **parsed)
+        # Only the parse, never a subclass's __torch_function__: `t.to(boxes)` would have a TVTensor
+        # wrap the parsed device as itself (torchvision's set_return_type("TVTensor")).
+        with torch._C.DisableTorchFunctionSubclass():
+            device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args[1:], **parsed)
         if not _is_cuda(device):
             return func(*args, **kwargs)
         return self._move(tensor, self.sim.normalize(device), dtype, non_blocking, memory_format, kwargs.get("copy", False))
