@@ -167,3 +167,24 @@ def test_to_another_tensor_of_a_tvtensor_class_under_its_return_type() -> None:
     assert torch.equal(expected.as_subclass(torch.Tensor), got.as_subclass(torch.Tensor))
     with simulated_cuda(2), tv_tensors.set_return_type("TVTensor"), pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         torch.zeros(1, 4).to(boxes.to(DEVICE)) + torch.ones(4)
+
+
+class LegacySubclass(torch.Tensor):
+    """A subclass made the legacy way, `LegacySubclass(tensor)` (torchvision's tests do)."""
+
+
+def test_legacy_subclass_construction_aliases_its_tensor_as_on_cuda() -> None:
+    """Outside any mode `Cls(x)` aliases x as a Cls, keeping its autograd; a Python mode's
+    returned tensor already has a Python object, so inside the context it must alias as
+    `as_subclass` does. On the simulated device the alias stays there, as a CUDA one would."""
+
+    def body(device: torch.device) -> tuple:
+        x = torch.arange(3.0, device=device).requires_grad_()
+        made = LegacySubclass(x)
+        assert type(made) is LegacySubclass and made.grad_fn is not None and made.device == x.device
+        return (made * 2).as_subclass(torch.Tensor)
+
+    expected, got = both(body)
+    assert torch.equal(expected, got)
+    with simulated_cuda(2):  # the other constructor forms still build new tensors
+        assert LegacySubclass(2, 3).shape == (2, 3) and torch.equal(LegacySubclass([1.0, 2.0]).as_subclass(torch.Tensor), torch.tensor([1.0, 2.0]))
