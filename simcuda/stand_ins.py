@@ -197,21 +197,6 @@ def simulated_as_subclass(original: Callable[..., Any]) -> Callable[..., Any]:
     return as_subclass
 
 
-def legacy_subclass_new(original: Callable[..., Any]) -> staticmethod:
-    """`Cls(...)`, torch's legacy constructor, for a Tensor subclass without a `__new__` of its own:
-    outside any mode torch builds a plain tensor (an alias of a tensor argument, autograd kept) and
-    gives it the class; under a Python mode that tensor already has a Python object, which torch
-    refuses to retype, so the class is given as `as_subclass` gives it."""
-
-    def __new__(cls: type, *args: Any, **kwargs: Any) -> torch.Tensor:
-        if cls is torch.Tensor:
-            return original(cls, *args, **kwargs)
-        aliased = len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor)
-        return (args[0] if aliased else original(torch.Tensor, *args, **kwargs)).as_subclass(cls)
-
-    return staticmethod(__new__)
-
-
 def custom_function_apply(original: Any) -> classmethod:
     """`torch.autograd.Function.apply` for simulated inputs: the C++ apply builds the function's
     node only for inputs that require grad, which a simulated tensor never does itself (autograd
@@ -274,7 +259,6 @@ def swapped(sim: Simulation) -> Iterator[None]:
     function = torch.autograd.function.Function
     targets.append((function, "apply", custom_function_apply(function.__dict__["apply"])))
     targets.append((torch.Tensor, "as_subclass", simulated_as_subclass(torch._C.TensorBase.as_subclass)))
-    targets.append((torch.Tensor, "__new__", legacy_subclass_new(torch._C.TensorBase.__new__)))
     targets.append((torch, "load", simulated_load(torch.load)))
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
