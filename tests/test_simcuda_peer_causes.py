@@ -173,6 +173,11 @@ class LegacySubclass(torch.Tensor):
     """A subclass made the legacy way, `LegacySubclass(tensor)` (torchvision's tests do)."""
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 29 cause 9, open: standing in for torch.Tensor.__new__ broke Dynamo's polyfill check when "
+    "Dynamo is first imported inside the simulation (timm's attention-pool tests); see the test below",
+)
 def test_legacy_subclass_construction_aliases_its_tensor_as_on_cuda() -> None:
     """Outside any mode `Cls(x)` aliases x as a Cls, keeping its autograd; a Python mode's
     returned tensor already has a Python object, so inside the context it must alias as
@@ -188,3 +193,42 @@ def test_legacy_subclass_construction_aliases_its_tensor_as_on_cuda() -> None:
     assert torch.equal(expected, got)
     with simulated_cuda(2):  # the other constructor forms still build new tensors
         assert LegacySubclass(2, 3).shape == (2, 3) and torch.equal(LegacySubclass([1.0, 2.0]).as_subclass(torch.Tensor), torch.tensor([1.0, 2.0]))
+
+
+DYNAMO_IMPORTED_INSIDE = """
+import torch
+from simcuda import simulated_cuda
+
+with simulated_cuda(2):
+    import torch._dynamo.polyfills.tensor  # noqa: F401 - checks the functions it stands in for
+print("imported")
+"""
+
+
+def test_dynamo_first_imported_inside_the_simulation_finds_torchs_own_functions() -> None:
+    """Dynamo checks the signature of each torch function it replaces when first imported (timm's
+    attention pools import it lazily, inside a test): a stand-in on such a function (torch.Tensor's
+    __new__ was tried for cause 9) fails that check. A fresh process: this one has Dynamo already."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", DYNAMO_IMPORTED_INSIDE], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "imported", done.stderr[-2000:]
+
+
+def test_an_optimizer_step_asks_the_accelerators_current_stream() -> None:
+    """torch.optim's step asks `torch.accelerator.current_stream().is_capturing()` where the
+    accelerator is CUDA (timm's optimizer tests): answered as an idle stream, the step runs as on
+    the CPU."""
+
+    def body(device: torch.device) -> torch.Tensor:
+        weight = torch.tensor([1.0, -2.0, 3.0], device=device, requires_grad=True)
+        optimizer = torch.optim.Adam([weight], lr=0.1)
+        for _ in range(3):
+            optimizer.zero_grad()
+            (weight**2).sum().backward()
+            optimizer.step()
+        return weight.detach()
+
+    expected, got = both(body)
+    assert torch.allclose(expected, got)
