@@ -33,6 +33,9 @@ class SimulatedStream:
         self.priority = priority
 
     def synchronize(self) -> None: ...
+    def is_capturing(self) -> bool:
+        return False  # no CUDA graph is ever captured (raw CUDA graphs are refused)
+
     def wait_stream(self, stream: Any) -> None: ...
     def wait_event(self, event: Any) -> None: ...
     def query(self) -> bool:
@@ -83,12 +86,13 @@ def refuse(feature: str) -> Callable[..., Any]:
 
 
 def cuda_entry_point() -> str:
-    """The outermost torch.cuda function on the stack below the caller (`torch.cuda.get_device_properties`,
-    which asked for CUDA's lazy init), or "torch.cuda" where none is found."""
-    package = str(Path(torch.cuda.__file__).parent)
+    """The outermost torch function on the stack below the caller, the one the caller called
+    (`torch.cuda.get_device_properties`, `torch.accelerator.current_stream`): it asked for CUDA's
+    lazy init. "torch.cuda" where no torch frame is found."""
+    package = str(Path(torch.__file__).parent)
     frame, found = sys._getframe(2), "torch.cuda"
     while frame is not None and frame.f_code.co_filename.startswith(package):
-        found, frame = f"torch.cuda.{frame.f_code.co_name}", frame.f_back
+        found, frame = f"{frame.f_globals.get('__name__', 'torch')}.{frame.f_code.co_name}", frame.f_back
     return found
 
 
@@ -184,6 +188,8 @@ def accelerator_api(sim: Simulation) -> dict[str, Any]:
         "current_device_index": lambda: sim.current,
         "set_device_index": set_device_index,
         "synchronize": lambda device=None: None,
+        "current_stream": lambda device=None: SimulatedStream(device),  # torch.optim asks it whether it is capturing
+        "set_stream": lambda stream: None,
     }
 
 
