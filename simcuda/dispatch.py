@@ -192,12 +192,18 @@ def run_on_cpu(func: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
 _NOT_IMPLEMENTED_FOR = re.compile(r"not implemented for '(\w+)'")
 
 
-def _dtype_the_cpu_kernel_lacks(name: str, error: RuntimeError) -> str | None:
-    """The dtype a CPU kernel refused, where the op also has a CUDA kernel (whose dtypes Python
-    cannot see): on the simulated device that is a refusal, not the op's failure. An op with no
-    CUDA kernel fails on a real GPU too, so its error stands."""
-    match = _NOT_IMPLEMENTED_FOR.search(str(error))
-    return match[1] if match and torch._C._dispatch_has_kernel_for_dispatch_key(name, "CUDA") else None
+def cpu_kernel_refusal(name: str, error: RuntimeError, device: torch.device) -> str | None:
+    """Why a CPU kernel's error is the simulation's limit rather than the op's failure: no CPU
+    kernel at all, or, on the simulated device, a dtype the CPU kernel lacks where the op also has
+    a CUDA kernel (whose dtypes Python cannot see). None where the error stands: an op without a
+    CUDA kernel fails on a real GPU too."""
+    text = str(error)
+    if isinstance(error, NotImplementedError) and "Could not run" in text:
+        return "an op with no CPU kernel to stand in for its CUDA one"
+    match = _NOT_IMPLEMENTED_FOR.search(text)
+    if device.type == "cuda" and match and torch._C._dispatch_has_kernel_for_dispatch_key(name, "CUDA"):
+        return f"{name} in {match[1]}: its CPU kernel lacks the dtype (its CUDA kernel may have it)"
+    return None
 
 
 class SimulatedDispatch(TorchDispatchMode):
@@ -241,13 +247,9 @@ class SimulatedDispatch(TorchDispatchMode):
         with_keys = simulated and (call.needs_autograd or info.any_alias)
         try:
             out = run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
-        except NotImplementedError as error:
-            if "Could not run" in str(error):
-                raise SimulationUnsupported("an op with no CPU kernel to stand in for its CUDA one", str(func)) from error
-            raise
-        except RuntimeError as error:
-            if device.type == "cuda" and (dtype := _dtype_the_cpu_kernel_lacks(name, error)):
-                raise SimulationUnsupported(f"{name} in {dtype}: its CPU kernel lacks the dtype (its CUDA kernel may have it)", str(func)) from error
+        except RuntimeError as error:  # NotImplementedError included
+            if (refusal := cpu_kernel_refusal(name, error, device)) is not None:
+                raise SimulationUnsupported(refusal, str(func)) from error
             raise
         if pin:
             out = torch.ops.aten._pin_memory.default(out)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from pathlib import Path
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch

@@ -35,6 +35,7 @@ from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
 from reports.acceptance.summary import combined_lines, missing_results_lines
 from reports.run.loading import ResultsError, load_results
 from reports.scan.run import install_into, release_folder
+from simcuda import SimulationUnsupported, simulated_cuda
 from conftest import pytest_plugins as HARNESS_PLUGINS
 from tests.conftest import REPO
 from tests.test_scan_release import needs_pypi
@@ -409,8 +410,6 @@ def real_cuda_started(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple]
 
 
 def test_inside_the_simulation_cuda_has_started_and_the_real_allocator_is_never_reached(real_cuda_started) -> None:
-    from simcuda import SimulationUnsupported, simulated_cuda
-
     with simulated_cuda(device_count=2) as simulation:
         simulation.set_device(1)
         assert torch.cuda.is_initialized() and torch.cuda.memory.is_initialized()

@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 import io
 import pickle
+import subprocess
+import sys
 
 import pytest
 import torch

@@ -35,8 +35,9 @@ from suites.kornia_sweeps.targets import MOVED, NOT_MOVED, TABLE_WRITTEN_FOR, Sw
 
 TARGETS = {target.name: target for target in device_targets()}
 SIMULATED_DEVICE = "simcuda:1"
-# Every swept module: at about 16 us per simulated op, kornia.geometry.transform's 22 functions add
-# 0.1 s, and a GPU runner's first sweep then decides no placement the simulation has not.
+# Every swept module: at 27-40 us extra per simulated op (bench/simulated_cuda_overhead.py),
+# kornia.geometry.transform's 22 functions add 0.1 s, and a GPU runner's first sweep then decides
+# no placement the simulation has not.
 SIMULATED_MODULES = ("kornia.augmentation.", "kornia.filters.", "kornia.enhance.", "kornia.geometry.transform.")
 SIMULATED_CALLS: dict[str, list[SweepCall]] = {}
 for _call in device_targets((MOVED, NOT_MOVED)):
