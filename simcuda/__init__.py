@@ -12,6 +12,8 @@ with simulated_cuda(device_count=2) as sim:      # everything restored on exit, 
     sim.foreign_allocations(allowed={"cuda:1", "cpu"})   # made on a device the test never asked for
 real_cpu(x)                                       # the CPU tensor holding x's data (plain tensors: as is)
 is_simulated(x)                                   # True
+gpu_type(x), gpu_vars(x)                          # type(x) and vars(x) as on a GPU (a simulated TVTensor's
+                                                  # own are a twin class and the simulation's fields)
 ```
 
 `pytest --simcuda` runs a project's own test suite on a simulated `cuda:1` (pytest_plugin.py; the
@@ -54,12 +56,12 @@ from typing import TYPE_CHECKING, Any
 
 from simcuda.unsupported import SimulationUnsupported
 
-__version__ = "0.1.0"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
+__version__ = "0.2.0"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
 
 if TYPE_CHECKING:
     from simcuda.allocations import Allocation, describe
     from simcuda.simulation import Simulation, current_simulation, simulated_cuda
-    from simcuda.tensor import SimulatedTensor, is_simulated, real_cpu
+    from simcuda.tensor import SimulatedTensor, gpu_type, gpu_vars, is_simulated, real_cpu
 
 # Names whose modules import torch, loaded on first use: this package's pytest plugin is loaded by
 # every pytest session of an environment that has it installed, and costs nothing when unused.
@@ -70,6 +72,8 @@ _LAZY = {
     "current_simulation": "simcuda.simulation",
     "simulated_cuda": "simcuda.simulation",
     "SimulatedTensor": "simcuda.tensor",
+    "gpu_type": "simcuda.tensor",
+    "gpu_vars": "simcuda.tensor",
     "is_simulated": "simcuda.tensor",
     "real_cpu": "simcuda.tensor",
 }

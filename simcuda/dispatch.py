@@ -23,7 +23,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from simcuda import rules
 from simcuda.pinning import cannot_pin_message
-from simcuda.tensor import SimulatedTensor, is_simulated, real_cpu
+from simcuda.tensor import OPEN_SERIALS, SimulatedTensor, is_simulated, outside_its_context, real_cpu
 from simcuda.unsupported import UNSUPPORTED_OPS, SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ class OpInfo(NamedTuple):
     index_position: int  # the argument holding advanced indexing's index list, or -1
     transfer: bool  # takes operands on different devices by design (rules.TRANSFER_OPS)
     refused: str | None  # why the simulation refuses it (unsupported.py), or None
+    seeded: bool  # draws random numbers (on a runner, from the device's own generator)
 
 
 # By the op's id, the op kept alive in _SEEN so that no id is reused: an OpOverload's __hash__ is
@@ -58,7 +59,8 @@ def op_info(func: torch._ops.OpOverload) -> OpInfo:
         name = func._schema.name
         aliases = tuple(ret.alias_info is not None for ret in func._schema.returns)
         index_position = 1 if name in rules.INDEXING_OPS else -1
-        info = _OP_INFO[id(func)] = OpInfo(name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name))
+        seeded = torch.Tag.nondeterministic_seeded in func.tags
+        info = _OP_INFO[id(func)] = OpInfo(name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded)
         _SEEN.append(func)
     return info
 
@@ -94,10 +96,11 @@ class Unwrapped:
     an argument), and whether the CPU kernel needs autograd's keys (a tensor that requires grad, a
     conjugate or negative bit)."""
 
-    __slots__ = ("args", "first", "generators", "kwargs", "mixed", "name", "needs_autograd", "originals", "simulated", "tensors")
+    __slots__ = ("args", "first", "generators", "kwargs", "mixed", "name", "needs_autograd", "originals", "owner", "simulated", "tensors")
 
-    def __init__(self, info: OpInfo, args: tuple, kwargs: dict) -> None:
+    def __init__(self, info: OpInfo, args: tuple, kwargs: dict, owner: int) -> None:
         self.name = info.name
+        self.owner = owner  # the running simulation's serial (negative for a runner's): its tensors carry it
         self.tensors: list[tuple[torch.Tensor, bool]] = []  # (the caller's tensor, is it an index)
         self.first: torch.device | None = None
         self.mixed = False
@@ -121,6 +124,8 @@ class Unwrapped:
     def _tensor(self, value: torch.Tensor, is_index: bool) -> torch.Tensor:
         device = value.device
         if isinstance(value, SimulatedTensor):
+            if value._simcuda_owner != self.owner:
+                check_foreign_simulated(value._simcuda_owner, self.owner, self.name)
             cpu = value.elem
             self.simulated = True
         else:
@@ -147,6 +152,19 @@ class Unwrapped:
         if not self.mixed:
             return rules.CPU if self.first is None else self.first
         return rules.common_device(self.name, [rules.operand(tensor.device, tensor.dim(), is_index) for tensor, is_index in self.tensors])
+
+
+def check_foreign_simulated(tensor_owner: int, owner: int, op: str) -> None:
+    """A simulated tensor another simulation made meets this one's op, as the two devices would
+    meet on a GPU machine: a simcuda:N test meeting the runner's tensor (an enclosing simulation,
+    open) is a simulated tensor meeting real CUDA, refused; the runner meeting a tensor a closed
+    simcuda:N test left behind (in a library's per-device cache) is real CUDA meeting a simulated
+    tensor outside its context, SimulatedTensor's own error. A tensor of an earlier simcuda:N test
+    is the same simulated device's, as a GPU's memory outlives a test."""
+    if owner < 0:
+        raise outside_its_context(op)
+    if tensor_owner in OPEN_SERIALS or tensor_owner < 0:
+        raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", f"{op}: the simulated runner's tensor")
 
 
 def check_generators(generators: list[torch.Generator], device: torch.device) -> None:
@@ -224,12 +242,13 @@ class SimulatedDispatch(TorchDispatchMode):
         if plain_cpu(args, kwargs):
             return self._run_plain(func, info, args, kwargs)
         pin = bool(kwargs.pop("pin_memory", False))  # made, then pinned as ATen pins (pinning.py)
-        call = Unwrapped(info, args, kwargs)
+        call = Unwrapped(info, args, kwargs, self.sim.serial)
         name = info.name
         device_arg = kwargs.get("device")
         if device_arg is not None:
             device = self.sim.normalize(device_of(device_arg))  # `device=` wins (factories, `_to_copy`, `*_like`)
-            call.kwargs["device"] = rules.CPU
+            if device.type == "cuda":  # the CPU data stands in for it; `meta` and the CPU stay as asked
+                call.kwargs["device"] = rules.CPU
         else:
             device = call.common_device()
         if call.generators:
@@ -245,8 +264,13 @@ class SimulatedDispatch(TorchDispatchMode):
         # Without a tensor that requires grad or carries a bit, autograd's keys change nothing,
         # except the version counters and view records of in-place ops and views.
         with_keys = simulated and (call.needs_autograd or info.any_alias)
+        runner = self.sim.runner
         try:
-            out = run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
+            if runner is not None and info.seeded and device.type == "cuda" and not call.generators:
+                with runner.generators.drawing(device.index):  # the device's generator, not the CPU's
+                    out = run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
+            else:
+                out = run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
         except RuntimeError as error:  # NotImplementedError included
             if (refusal := cpu_kernel_refusal(name, error, device)) is not None:
                 raise SimulationUnsupported(refusal, str(func)) from error

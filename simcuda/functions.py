@@ -16,6 +16,7 @@ does on a real GPU.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
 from collections.abc import Callable
@@ -37,6 +38,8 @@ aten = torch.ops.aten
 _KEY = torch._C.DispatchKey
 _TENSOR_FUNCTION = torch.Tensor.__torch_function__.__func__
 _OWN_LESS = (_TENSOR_FUNCTION, torch._C._disabled_torch_function_impl)
+# Factories that draw random numbers: on a runner, from the device's generator (runner.py).
+_RANDOM_FACTORIES = frozenset({torch.rand, torch.randn, torch.randint, torch.randperm, torch.rand_like, torch.randn_like, torch.randint_like, torch.normal})
 
 
 def _read_values(data: Any) -> Any:
@@ -180,7 +183,8 @@ class SimulatedFunctions(TorchFunctionMode):
             raise RuntimeError("Only dense CPU tensors can be pinned")  # ATen's empty_cuda
         cpu_kwargs = {**kwargs, "device": rules.CPU}
         requires_grad = cpu_kwargs.pop("requires_grad", False)
-        with self.sim.quiet():
+        runner = self.sim.runner
+        with self.sim.quiet(), runner.generators.drawing(device.index) if runner is not None and func in _RANDOM_FACTORIES else contextlib.nullcontext():
             made = func(*args, **cpu_kwargs)
         if not isinstance(made, torch.Tensor):
             raise SimulationUnsupported("a device= call that returns no tensor", f"{func.__name__} returned {type(made).__name__}")

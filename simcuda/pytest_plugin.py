@@ -16,12 +16,17 @@ Registered through this distribution's `pytest11` entry point and inactive unles
 - the terminal summary and a JSON file (`--simcuda-report`) count the tests run, passed, failed,
   refused by feature, and list the foreign allocations with their callers.
 
+With `SIMCUDA_RUNNER_GPUS=N` in the environment the whole session runs on the simulated runner
+(runner.py), started before the project's first conftest and said in the header; a refusal in a
+test's phase is a skip naming the feature, as under --simcuda.
+
 Nothing here imports torch until a test runs simulated.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +41,7 @@ _RECORD = "simcuda"  # the user property carrying a test's record to the control
 _RUN = pytest.StashKey["SimulatedRun"]()
 _PHASE_REFUSAL = pytest.StashKey[dict]()  # phase -> the first feature refused in it
 _COLLECTION_VIEW = pytest.StashKey[list]()  # (owner, name, saved value) put back at the end
+_STARTED_RUNNER = pytest.StashKey[bool]()  # this session started the process's runner (an inline pytester session did not)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,10 +65,33 @@ def _active(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]):
-    """Before the project's first conftest is imported: the CUDA view that collection reads."""
+    """Before the project's first conftest is imported: the simulated runner the environment asks
+    for, and the CUDA view that collection reads."""
+    _start_runner(early_config)
     if getattr(early_config.known_args_namespace, "simcuda", False):
         early_config.stash[_COLLECTION_VIEW] = _install_collection_view(early_config.known_args_namespace.simcuda_device)
     return (yield)
+
+
+def _start_runner(config: pytest.Config) -> None:
+    from simcuda.runner import RUNNER_ENV, RunnerConfigError, running, start_from_environment  # no torch yet
+
+    if not os.environ.get(RUNNER_ENV, "").strip() or running() is not None:
+        return
+    try:
+        start_from_environment()
+    except RunnerConfigError as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[_STARTED_RUNNER] = True
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    from simcuda.runner import RUNNER_ENV, describe_runner, running
+
+    runner = running()
+    if runner is None:
+        return None
+    return f"simcuda: {describe_runner(runner)} ({RUNNER_ENV}={runner.gpus}; cuda:N tensors hold CPU data)"
 
 
 def _install_collection_view(device_text: str) -> list[tuple[Any, str, Any]]:
@@ -113,6 +142,10 @@ def pytest_collection(session: pytest.Session):
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _remove_collection_view(config)  # a session that stopped before collecting
+    if config.stash.get(_STARTED_RUNNER, False):
+        from simcuda.runner import stop
+
+        stop()
 
 
 def _remove_collection_view(config: pytest.Config) -> None:
@@ -189,7 +222,9 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
 @pytest.hookimpl(wrapper=True, trylast=True)  # innermost: other plugins see the outcome it sets
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report: pytest.TestReport = yield
-    run = run_of(item)
+    from simcuda.runner import running
+
+    run = run_of(item) or running()  # a simcuda:N test's own simulation, else the runner's
     if run is None:
         return report
     refused = run.new_refusals()
@@ -197,7 +232,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         item.stash.setdefault(_PHASE_REFUSAL, {})[call.when] = refused[0]
         report.outcome = "skipped"
         report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"simulated CUDA cannot run this: {refused[0]}")
-    elif call.when == "call":
+    elif call.when == "call" and run is run_of(item):
         _judge_foreign_allocations(run, report)
     return report
 

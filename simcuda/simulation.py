@@ -4,19 +4,27 @@ refusals) and the context manager that swaps the simulation in and everything ba
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from simcuda import rules
 from simcuda.allocations import Allocation, foreign, record
 from simcuda.graphs import GraphTrees, mark_step_restored
 from simcuda.pinning import simulated_pinning
+from simcuda.tensor import OPEN_SERIALS
 from simcuda.unsupported import refusals_logged_to
+
+if TYPE_CHECKING:
+    from simcuda.runner import Runner
 
 DEFAULT_DEVICE_COUNT = 2
 _RUNNING: list[Simulation] = []  # the contexts open now, innermost last
+_SERIALS = itertools.count(1)
 
 
 class Quiet:
@@ -37,16 +45,25 @@ class Quiet:
 
 class Simulation:
     """The state of one `simulated_cuda()` context: device count, current device, the log of every
-    tensor made, and every feature it refused (SimulationUnsupported, caught or not)."""
+    tensor made, and every feature it refused (SimulationUnsupported, caught or not). A runner's
+    simulation (runner.py) counts its devices as the runner sees them and keeps no log: it lasts
+    a whole session."""
 
-    def __init__(self, device_count: int) -> None:
-        self.device_count = device_count
+    def __init__(self, device_count: int | Callable[[], int], runner: Runner | None = None) -> None:
+        self._device_count = device_count
+        self.runner = runner
+        self.serial = next(_SERIALS) * (1 if runner is None else -1)  # tags its tensors (tensor.py); a runner's negative
         self.current = 0
         self.allocations: list[Allocation] = []
         self.refusals: list[str] = []
         self.graph_trees = GraphTrees()
         self._quiet = 0
         self._quieting = Quiet(self)
+
+    @property
+    def device_count(self) -> int:
+        count = self._device_count
+        return count if isinstance(count, int) else count()
 
     def normalize(self, device: torch.device) -> torch.device:
         return rules.normalize(device, self.current, self.device_count)
@@ -62,7 +79,10 @@ class Simulation:
         `start`: a frame at or inside the caller to name (allocations.caller_frame)."""
         if self._quiet:
             return
-        record(self.allocations, op, tensor, device, source, start)
+        if self.runner is None:
+            record(self.allocations, op, tensor, device, source, start)
+        elif device.type == "cuda" and not self.runner.started:
+            self.runner.start_cuda()  # a tensor made on a GPU starts CUDA
         if (capture := self.graph_trees.capture) is not None:  # a compiled run: graphs.py
             capture.add(tensor, on_cpu=device.type != "cuda")
 
@@ -88,8 +108,26 @@ def current_simulation() -> Simulation | None:
 
 
 @contextlib.contextmanager
-def simulated_cuda(device_count: int = DEFAULT_DEVICE_COUNT) -> Iterator[Simulation]:
-    """Simulate `device_count` CUDA devices in this thread until the block ends."""
+def enclosing_modes_suspended() -> Iterator[None]:
+    """A simulation opened inside another (a simcuda:N test under the runner) runs as one runs
+    beside real CUDA: the enclosing one's modes are off the stacks until it ends, and the
+    enclosing one's tensors are real CUDA tensors to it (dispatch.py)."""
+    if not _RUNNING:
+        yield
+        return
+    functions = [torch._C._pop_torch_function_stack() for _ in range(torch._C._len_torch_function_stack())]
+    try:
+        with _disable_current_modes():
+            yield
+    finally:
+        for mode in reversed(functions):
+            torch._C._push_on_torch_function_stack(mode)
+
+
+@contextlib.contextmanager
+def simulated_cuda(device_count: int | Callable[[], int] = DEFAULT_DEVICE_COUNT, runner: Runner | None = None) -> Iterator[Simulation]:
+    """Simulate `device_count` CUDA devices in this thread until the block ends (`runner`: the
+    process's simulated runner, runner.py, whose simulation this is)."""
     from simcuda.dispatch import SimulatedDispatch
     from simcuda.functions import SimulatedFunctions
     from simcuda.stand_ins import swapped
@@ -97,10 +135,13 @@ def simulated_cuda(device_count: int = DEFAULT_DEVICE_COUNT) -> Iterator[Simulat
     # No C++ device guard is ever opened for a simulated tensor (indexing.py, tensor.py), so the
     # real CUDA guard, in force on every machine with a GPU, is never reached: nothing here may
     # rely on torch._C._ensureCUDADeviceGuardSet(), a no-op wherever a GPU is visible.
-    sim = Simulation(device_count)
-    _RUNNING.append(sim)
-    try:
-        with refusals_logged_to(sim.refusals), mark_step_restored(), simulated_pinning(), swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim):
-            yield sim
-    finally:
-        _RUNNING.remove(sim)
+    sim = Simulation(device_count, runner)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(enclosing_modes_suspended())
+        _RUNNING.append(sim)
+        OPEN_SERIALS.append(sim.serial)
+        stack.callback(_RUNNING.remove, sim)
+        stack.callback(OPEN_SERIALS.remove, sim.serial)
+        for context in (refusals_logged_to(sim.refusals), mark_step_restored(), simulated_pinning(), swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim)):
+            stack.enter_context(context)
+        yield sim

@@ -22,6 +22,7 @@ from simcuda.tensor import is_simulated, real_cpu, wrap
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
+    from simcuda.runner import Runner
     from simcuda.simulation import Simulation
 
 
@@ -96,6 +97,74 @@ def cuda_entry_point() -> str:
     return found
 
 
+def cpu_rng(sim: Simulation) -> dict[str, Any]:
+    """A simcuda:N test's CUDA generator is the CPU one: random ops draw from it (dispatch.py)."""
+
+    def seed_all(seed: int) -> None:
+        torch.default_generator.manual_seed(seed)  # torch.manual_seed calls this: no recursion
+
+    return {
+        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+        "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
+        "get_rng_state_all": lambda: [torch.get_rng_state() for _ in range(sim.device_count)],
+        "set_rng_state_all": lambda states: torch.set_rng_state(states[-1]),
+        "manual_seed": seed_all,
+        "manual_seed_all": seed_all,
+        "seed": lambda: torch.default_generator.seed(),
+        "seed_all": lambda: torch.default_generator.seed(),
+        "initial_seed": lambda: torch.default_generator.initial_seed(),
+    }
+
+
+def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
+    """The runner's own answers: lazy init, device properties, one generator per device with
+    CUDA-shaped states (runner.py). Entry points whose real ones start CUDA start it here too."""
+    generators = runner.generators
+
+    def index(device: Any = None) -> int:
+        runner.start_cuda()
+        if device is None or (isinstance(device, int) and device < 0):
+            return sim.current
+        return sim.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index
+
+    def get_device_properties(device: Any = None) -> Any:
+        if isinstance(device, int) and not 0 <= device < sim.device_count:
+            raise AssertionError("Invalid device id")  # torch.cuda.get_device_properties' text
+        return runner.properties(index(device))
+
+    def fresh_seed(device: int) -> int:
+        seed = torch.Generator().seed()
+        generators.manual_seed(device, seed)
+        return seed
+
+    def started(function: Callable[..., Any]) -> Callable[..., Any]:
+        def starting(*args: Any, **kwargs: Any) -> Any:
+            runner.start_cuda()
+            return function(*args, **kwargs)
+
+        return starting
+
+    return {
+        "is_available": lambda: sim.device_count > 0,
+        "is_initialized": lambda: runner.started,
+        "get_device_properties": get_device_properties,
+        "current_device": started(lambda: sim.current),
+        "set_device": started(sim.set_device),
+        "synchronize": lambda device=None: index(device) and None,
+        "current_stream": lambda device=None: SimulatedStream(index(device)),
+        "default_stream": lambda device=None: SimulatedStream(index(device)),
+        "get_rng_state": lambda device="cuda": generators.get_state(index(device)),
+        "set_rng_state": lambda state, device="cuda": generators.set_state(index(device), state),
+        "get_rng_state_all": lambda: [generators.get_state(index(i)) for i in range(sim.device_count)],
+        "set_rng_state_all": lambda states: [generators.set_state(index(i), state) for i, state in enumerate(states)] and None,
+        "manual_seed": lambda seed: generators.manual_seed(sim.current, seed),
+        "manual_seed_all": generators.manual_seed_all,
+        "seed": lambda: fresh_seed(sim.current) and None,
+        "seed_all": lambda: generators.manual_seed_all(torch.Generator().seed()),
+        "initial_seed": lambda: generators.initial_seed(index()),
+    }
+
+
 def cuda_api(sim: Simulation) -> dict[str, Any]:
     """`torch.cuda` attribute -> stand-in."""
     owner = threading.get_ident()
@@ -113,23 +182,8 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
             sim.set_device(index)
         return previous
 
-    def seed_all(seed: int) -> None:
-        torch.default_generator.manual_seed(seed)  # torch.manual_seed calls this: no recursion
-
-    # Random ops draw from the CPU generator (modes.py), so "the CUDA generator" is that one.
-    rng = {
-        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
-        "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
-        "get_rng_state_all": lambda: [torch.get_rng_state() for _ in range(sim.device_count)],
-        "set_rng_state_all": lambda states: torch.set_rng_state(states[-1]),
-        "manual_seed": seed_all,
-        "manual_seed_all": seed_all,
-        "seed": lambda: torch.default_generator.seed(),
-        "seed_all": lambda: torch.default_generator.seed(),
-        "initial_seed": lambda: torch.default_generator.initial_seed(),
-    }
-    return {
-        **rng,
+    api = {
+        **cpu_rng(sim),
         "is_available": lambda: True,
         "is_initialized": lambda: True,  # the simulated CUDA has started: its context is open
         "device_count": lambda: sim.device_count,
@@ -150,6 +204,7 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         "graph": refuse("CUDA graphs (torch.cuda.graph)"),
         "make_graphed_callables": refuse("CUDA graphs (torch.cuda.make_graphed_callables)"),
     }
+    return api if sim.runner is None else {**api, **runner_api(sim, sim.runner)}
 
 
 # The caching allocator's C entries, which torch.cuda.memory calls once CUDA has started (inside the
@@ -182,7 +237,7 @@ def accelerator_api(sim: Simulation) -> dict[str, Any]:
         sim.set_device(device if isinstance(device, (int, torch.device)) else torch.device(device))
 
     return {
-        "is_available": lambda: True,
+        "is_available": lambda: sim.device_count > 0,
         "device_count": lambda: sim.device_count,
         "current_accelerator": lambda check_available=False: torch.device("cuda"),
         "current_device_index": lambda: sim.current,
@@ -254,12 +309,38 @@ def compiled_frame(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _ABSENT = object()
+# cuDNN's real switch, whatever stands in for it later (a simcuda:N test inside the runner).
+_REAL_CUDNN_ENABLED = torch._C._get_cudnn_enabled, torch._C._set_cudnn_enabled
+
+
+class CudnnSwitch:
+    """`torch.backends.cudnn.enabled` as the code under test sees and sets it, while cuDNN stays
+    off underneath: a composite op picks cuDNN kernels for tensors that report CUDA
+    (grid_sampler did), which the CPU data cannot run."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def get(self) -> bool:
+        return self.enabled
+
+    def set(self, enabled: bool) -> None:
+        self.enabled = bool(enabled)
+
+    def targets(self) -> list[tuple[Any, str, Any]]:
+        # torch.backends.cudnn's property holds the C functions it was made with: replaced too.
+        return [
+            (torch._C, "_get_cudnn_enabled", self.get),
+            (torch._C, "_set_cudnn_enabled", self.set),
+            (type(torch.backends.cudnn), "enabled", torch.backends.ContextProp(self.get, self.set)),
+        ]
 
 
 @contextlib.contextmanager
 def swapped(sim: Simulation) -> Iterator[None]:
     """Swap every stand-in in, and everything back on exit, whatever happens inside."""
-    targets: list[tuple[Any, str, Any]] = [(torch.cuda, name, value) for name, value in cuda_api(sim).items()]
+    api = cuda_api(sim)
+    targets: list[tuple[Any, str, Any]] = [(torch.cuda, name, value) for name, value in api.items()]
     targets.append((torch, "compile", simulated_compile(sim)))
     targets.append((torch, "Generator", SimulatedGenerator))
     function = torch.autograd.function.Function
@@ -269,22 +350,22 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
     targets += [(torch._C, name, value) for name, value in allocator_api().items()]
+    targets += CudnnSwitch(torch._C._get_cudnn_enabled()).targets()
     # torch.cuda.memory imported is_initialized by name: its functions ask that copy.
-    targets.append((torch.cuda.memory, "is_initialized", lambda: True))
+    targets.append((torch.cuda.memory, "is_initialized", api["is_initialized"]))
     eval_frame = sys.modules.get("torch._dynamo.eval_frame")  # importing Dynamo here would cost seconds
     if hasattr(eval_frame, "_maybe_set_eval_frame"):  # compiled callables made before the context
         targets.append((eval_frame, "_maybe_set_eval_frame", compiled_frame(eval_frame._maybe_set_eval_frame)))
     # An attribute this torch release lacks is removed again on exit.
     saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
-    cudnn = torch._C._get_cudnn_enabled()
+    cudnn = _REAL_CUDNN_ENABLED[0]()
     fusers = torch._C._jit_texpr_fuser_enabled(), torch._C._jit_can_fuse_on_gpu()
     try:
         for owner, name, value in targets:
             setattr(owner, name, value)
-        # A composite op picks cuDNN kernels for tensors that report CUDA (grid_sampler did).
         # (through the C setter: the Python property refuses once torch.backends.disable_global_flags()
         # ran, as torch's own test utilities do at import)
-        torch._C._set_cudnn_enabled(False)
+        _REAL_CUDNN_ENABLED[1](False)
         # TorchScript would build fused CUDA kernels for tensors that report CUDA (libcuda.so).
         torch._C._jit_set_texpr_fuser_enabled(False)
         torch._C._jit_override_can_fuse_on_gpu(False)
@@ -293,7 +374,7 @@ def swapped(sim: Simulation) -> Iterator[None]:
     finally:
         torch._C._jit_set_texpr_fuser_enabled(fusers[0])
         torch._C._jit_override_can_fuse_on_gpu(fusers[1])
-        torch._C._set_cudnn_enabled(cudnn)
+        _REAL_CUDNN_ENABLED[1](cudnn)
         for owner, name, value in saved:
             if value is _ABSENT:
                 delattr(owner, name)

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from simcuda import SimulationUnsupported, is_simulated, real_cpu, simulated_cuda
+from simcuda import stand_ins
 
 
 def torch_state() -> dict[str, object]:
@@ -206,7 +207,9 @@ def test_torch_is_left_as_found() -> None:
     before = torch_state()
     with simulated_cuda():
         torch.cuda.set_device(1)
-        assert torch_state()["torch.cuda"] != before["torch.cuda"] and not torch.backends.cudnn.enabled
+        assert torch_state()["torch.cuda"] != before["torch.cuda"]
+        # cuDNN off underneath (composite ops would pick its kernels), its flag as the code set it
+        assert torch.backends.cudnn.enabled and not stand_ins._REAL_CUDNN_ENABLED[0]()
     assert_same(before, torch_state())
 
 
@@ -225,3 +228,14 @@ def test_a_leaked_tensor_refuses_ops_outside_the_context() -> None:
         x = torch.ones(2, device="cuda:1")
     with pytest.raises(RuntimeError, match="outside simulated_cuda"):
         x + 1
+
+
+def test_meta_stays_meta_inside_the_context() -> None:
+    """`device="meta"` is kept as asked (only a CUDA device is stood in for by the CPU data): a
+    module moved to meta inside the simulation (kornia-2791's state oracle on the runner) is on
+    meta, as on a GPU machine."""
+    with simulated_cuda():
+        moved = torch.nn.Linear(2, 2).to("meta")
+        assert {parameter.device.type for parameter in moved.parameters()} == {"meta"}
+        assert torch.ones(2, device="cuda").to("meta").device.type == "meta"
+        assert torch.empty(3, device="meta").device.type == "meta"
