@@ -2,7 +2,8 @@
 python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
 python -m reports bisect PACKAGE --repo REPO --good REF --bad REF --bug ID [--fixed] [--out DIR] [--cache DIR] [-- PYTEST ARGS]
-python -m reports acceptance [--race-budget N,Ss]   (on a GPU machine; see reports/acceptance/steps.py)
+python -m reports acceptance [--race-budget N,Ss] [--out DIR]   (on a GPU machine, or rehearsed on the
+                                                   simulated runner: SIMCUDA_RUNNER_GPUS=N; steps.py)
 
 Exit status: 0 done (scan: every release's verdict was decided and agrees with the registry), 1 the
 new run has a new regression (compare), a release disagrees with the registry or its run errored
@@ -17,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from fixtures.known_bugs.registry import DEFAULT_REGISTRY
 from reports.acceptance.gpus import GpuQueryError, visible_gpu_names
-from reports.acceptance.steps import DEFAULT_RACE_BUDGET, OBSERVED_ROOT, acceptance_steps, observed_folder
+from reports.acceptance.steps import DEFAULT_RACE_BUDGET, acceptance_root, acceptance_steps, observed_folder
 from reports.acceptance.summary import combined_lines, missing_results_lines, summary_lines
 from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
 from reports.run.loading import ResultsError, load_results
@@ -81,12 +83,25 @@ def parser() -> argparse.ArgumentParser:
         "acceptance", help="every GPU test on every visible GPU (xdist + serial), kept under reports/observed/"
     )
     acceptance_command.add_argument("--race-budget", default=DEFAULT_RACE_BUDGET, help=f"as pytest's (default {DEFAULT_RACE_BUDGET})")
+    acceptance_command.add_argument(
+        "--out", type=Path, default=None,
+        help="where the run's dated folder goes (default reports/observed/; on the simulated runner, SIMCUDA_RUNNER_GPUS, "
+        "reports/out/acceptance-rehearsal/, and never reports/observed/)",
+    )
     return root
 
 
-def run_acceptance(race_budget: str) -> int:
+def run_acceptance(race_budget: str, out: Path | None) -> int:
     """Run both steps from the repository root, then print (and keep in summary.txt) each bug's
     verdict, evidence and GPUs per step, and the worse of the two steps."""
+    from simcuda.runner import runner_gpus  # here: the matrix page's job installs only pytest and packaging
+
+    try:
+        simulated = runner_gpus(os.environ) is not None
+        root = acceptance_root(out, simulated)
+    except ValueError as error:  # RunnerConfigError included
+        print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT
     try:
         names = visible_gpu_names(sys.executable)  # never torch.cuda here: acceptance/gpus.py says why
     except GpuQueryError as error:
@@ -95,7 +110,7 @@ def run_acceptance(race_budget: str) -> int:
     if not names:
         print("error: the acceptance run needs a visible GPU; torch.cuda.device_count() is 0", file=sys.stderr)
         return BAD_INPUT
-    folder = observed_folder(datetime.date.today().isoformat(), names, OBSERVED_ROOT)
+    folder = observed_folder(datetime.date.today().isoformat(), names, root)
     steps = acceptance_steps(sys.executable, len(names), folder, race_budget)
     statuses = []
     for step in steps:
@@ -114,7 +129,10 @@ def run_acceptance(race_budget: str) -> int:
     folder.mkdir(parents=True, exist_ok=True)  # a step that crashed before writing may not have made it
     (folder / "summary.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
-    print(f"kept under {folder}/: commit it (results.json, summary.txt) with what you corrected")
+    if simulated:
+        print(f"kept under {folder}/: a rehearsal on the simulated runner, no GPU evidence (never under reports/observed/)")
+    else:
+        print(f"kept under {folder}/: commit it (results.json, summary.txt) with what you corrected")
     return 0 if all(status == 0 for status in statuses) else 1
 
 
@@ -158,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         if arguments.command == "compare":
             return run_compare(arguments.old, arguments.new, arguments.output)
         if arguments.command == "acceptance":
-            return run_acceptance(arguments.race_budget)
+            return run_acceptance(arguments.race_budget, arguments.out)
         return run_matrix(arguments.results, arguments.output)
     except ResultsError as error:
         print(f"error: {error}", file=sys.stderr)

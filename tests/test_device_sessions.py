@@ -28,6 +28,26 @@ def gpus(monkeypatch: pytest.MonkeyPatch):
     return simulate
 
 
+TWO_DEVICE_TESTS = """
+def test_a(device):
+    pass
+
+
+def test_b(device):
+    pass
+"""
+
+
+def test_simulated_device_tests_run_after_every_other_test(harness, gpus) -> None:
+    """A library's per-device cache filled by a simcuda:N test would hand a simulated tensor to a
+    later real cuda:N test (kornia 0.9.0's JPEG tables): in each process every real test runs first."""
+    gpus(1)
+    harness.makepyfile(TWO_DEVICE_TESTS)
+    result = harness.runpytest("--device", "cpu,cuda:0,simcuda:0", "--collect-only", "-q")
+    ids = [line.split("::", 1)[1] for line in result.stdout.lines if "::" in line]
+    assert ids == ["test_a[cpu]", "test_a[cuda:0]", "test_b[cpu]", "test_b[cuda:0]", "test_a[simcuda:0]", "test_b[simcuda:0]"]
+
+
 def test_all_devices_collects_cpu_two_cuda_slots_and_the_simulation_and_skips_with_reasons(harness, gpus) -> None:
     gpus(1)
     harness.makepyfile(DEVICE_TEST)

@@ -87,7 +87,7 @@ def fake_acceptance(monkeypatch, tmp_path: Path, crashed: str | None = None) -> 
     """Two faked GPUs and a faked pytest run from elsewhere than the checkout, writing under
     tmp_path/observed; the step named `crashed` exits 1 leaving no results.json."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("reports.__main__.OBSERVED_ROOT", tmp_path / "observed")
+    monkeypatch.setattr("reports.acceptance.steps.OBSERVED_ROOT", tmp_path / "observed")
     ran: list[list[str]] = []
 
     def fake_pytest(command, check, cwd):

@@ -11,7 +11,11 @@ from __future__ import annotations
 import json
 import subprocess
 
-ASK = "import json, torch; print(json.dumps([torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]))"
+# On the simulated runner (SIMCUDA_RUNNER_GPUS) the child starts it first, as its pytest steps do.
+ASK = (
+    "import json, torch, simcuda.runner; simcuda.runner.start_from_environment(); "
+    "print(json.dumps([torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]))"
+)
 
 
 class GpuQueryError(Exception):

@@ -18,6 +18,7 @@ from reports import REPOSITORY
 PARALLEL_MARKERS = "not min_cuda_devices and not isolated_on_gpu"
 SERIAL_MARKERS = "min_cuda_devices or isolated_on_gpu"
 OBSERVED_ROOT = REPOSITORY / "reports" / "observed"
+REHEARSAL_ROOT = REPOSITORY / "reports" / "out" / "acceptance-rehearsal"
 DEFAULT_RACE_BUDGET = "2000,300s"
 
 
@@ -39,6 +40,18 @@ def acceptance_steps(python: str, gpu_count: int, out_dir: Path, race_budget: st
         Step("parallel", (*shared, "-n", str(gpu_count), "-m", PARALLEL_MARKERS, f"--report-dir={out_dir / 'parallel'}")),
         Step("serial", (*shared, "-m", SERIAL_MARKERS, f"--report-dir={out_dir / 'serial'}")),
     ]
+
+
+def acceptance_root(out: Path | None, simulated_runner: bool) -> Path:
+    """Where the run's folder goes: reports/observed/ (or `out`) on real GPUs; on the simulated
+    runner `out` or reports/out/acceptance-rehearsal/, never reports/observed/, which keeps
+    real-GPU evidence only (ValueError, one line)."""
+    if not simulated_runner:
+        return out or OBSERVED_ROOT
+    root = out or REHEARSAL_ROOT
+    if root.resolve().is_relative_to(OBSERVED_ROOT.resolve()):
+        raise ValueError(f"--out {root}: reports/observed/ keeps real-GPU runs only, and this is the simulated runner (SIMCUDA_RUNNER_GPUS)")
+    return root
 
 
 def observed_folder(date: str, gpu_names: list[str], root: Path = OBSERVED_ROOT) -> Path:

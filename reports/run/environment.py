@@ -67,8 +67,13 @@ def environment_facts(workers: dict[str, dict] | None = None) -> dict:
     """`workers`: what each xdist worker was pinned to and saw (fixtures/devices/plugin.py)."""
     import torch
 
+    from simcuda.runner import describe_runner, running
+
     gpus = gpu_facts()
+    runner = running()
     return {
+        # Set on the simulated GPU runner (simcuda/runner.py): the GPUs below are simulated.
+        "simulated_runner": describe_runner(runner) if runner is not None else None,
         "packages": {name: installed_version(name) for name in PACKAGES},
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
@@ -87,7 +92,9 @@ def environment_facts(workers: dict[str, dict] | None = None) -> dict:
 
 
 def gpu_summary(environment: dict) -> str:
-    """"2 x NVIDIA H100 80GB HBM3" or "CPU only": the title's device part."""
+    """"2 x NVIDIA H100 80GB HBM3", "CPU only" or the simulated runner: the title's device part."""
+    if environment.get("simulated_runner"):
+        return environment["simulated_runner"]  # "simulated 2-GPU runner: no real GPU"
     names = [gpu["name"] for gpu in environment["gpus"]]
     if not names:
         return "CPU only"
@@ -99,6 +106,7 @@ def environment_rows(environment: dict) -> dict[str, str | dict[str, str]]:
     them; a dict value shows as a list. Plain text: whoever puts it in a page escapes it."""
     absent = "n/a (no GPU visible)"
     rows: dict[str, str | dict[str, str]] = {
+        **({"Simulated GPU runner": environment["simulated_runner"]} if environment.get("simulated_runner") else {}),
         "Packages": {name: version or "not installed" for name, version in environment["packages"].items()},
         "Python": f"{environment['python']} ({environment['implementation']})",
         "OS": environment["platform"],

@@ -4,13 +4,15 @@ same metadata (format, canvas_size, clamping_mode ...)?"""
 from __future__ import annotations
 
 import torch
+from simcuda import gpu_vars
 
 from fixtures.known_bugs.outcomes import BugObserved
 
 
 def metadata(tensor: torch.Tensor) -> dict[str, object]:
-    """A TVTensor's metadata: the attributes it carries besides the data (format, canvas_size)."""
-    return dict(vars(tensor))
+    """A TVTensor's metadata: the attributes it carries besides the data (format, canvas_size);
+    on the simulated runner without the simulation's own fields (`gpu_vars`: `vars` on a GPU)."""
+    return gpu_vars(tensor)
 
 
 def check_kept(original: torch.Tensor, result: torch.Tensor, operation: str) -> None:

@@ -9,12 +9,15 @@ row of the contract is the bug, in test_pin_memory_direct.py and test_pin_memory
 Every row must build a new object: `.to(device)` on the tensor's own device and the in-place
 `.requires_grad_()` hand back the very tensor they were given, so comparing that with itself
 could never fail. `.to(device, copy=True)` copies even on the same device; `.requires_grad_()` is
-not a row (in place, it has no result that could differ)."""
+not a row (in place, it has no result that could differ). On the simulated GPU runner a result on
+`cuda:N` is a simulated tensor whose own type is a twin of the subclass: `simcuda.gpu_type` reads
+the class it stands for (a lost subclass still shows as a plain tensor)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from simcuda import gpu_type
 from torch.utils.data import default_collate
 
 from .oracle import metadata
@@ -40,7 +43,8 @@ def test_operation_keeps_subclass_and_metadata(device, kind, operation):
     original = SAMPLES[kind]()
     result = KEEPING_OPERATIONS[operation](original, torch.device(device))
     assert result is not original, f"{kind}{operation} returned its input: this row compares a tensor with itself"
-    assert type(result) is type(original), f"{kind}{operation} returned {type(result).__name__}"
+    # gpu_type: type() itself on a real GPU; on the simulated runner the class a simulated tensor's twin stands for
+    assert gpu_type(result) is type(original), f"{kind}{operation} returned {gpu_type(result).__name__}"
     assert metadata(result) == metadata(original), f"{kind}{operation} changed metadata to {metadata(result)}"
 
 
