@@ -6,6 +6,7 @@ compiled before the simulation, CUDA use from another thread)."""
 from __future__ import annotations
 
 import contextlib
+import multiprocessing.context
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -229,6 +230,17 @@ def allocator_api() -> dict[str, Any]:
     return {**dict.fromkeys(ALLOCATOR_NO_OPS, lambda *args: None), **refused}
 
 
+def fresh_interpreters_refused() -> list[tuple[Any, str, Any]]:
+    """A process started with spawn or forkserver (a DataLoader's `multiprocessing_context`) is a
+    fresh interpreter without the simulation: on a GPU machine it would reach the real CUDA, where
+    the simulated index may not exist, or pass on a real GPU and be counted as simulated. Refused.
+    Forked processes (Linux's default) inherit the simulation with the forking thread."""
+    return [
+        (process, "_Popen", staticmethod(refuse(f"a process started with {method} (a fresh interpreter has no simulation: it would reach real CUDA)")))
+        for process, method in ((multiprocessing.context.SpawnProcess, "spawn"), (multiprocessing.context.ForkServerProcess, "forkserver"))
+    ]
+
+
 def accelerator_api(sim: Simulation) -> dict[str, Any]:
     """`torch.accelerator` attribute -> stand-in: CUDA is the accelerator, as on a GPU machine (the
     DataLoader asks it whether to pin, and its pin thread sets the device)."""
@@ -350,6 +362,8 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
     targets += [(torch._C, name, value) for name, value in allocator_api().items()]
+    if sim.runner is None:  # the runner's own children are its business (runner.py: they inherit the variable)
+        targets += fresh_interpreters_refused()
     targets += CudnnSwitch(torch._C._get_cudnn_enabled()).targets()
     # torch.cuda.memory imported is_initialized by name: its functions ask that copy.
     targets.append((torch.cuda.memory, "is_initialized", api["is_initialized"]))

@@ -33,6 +33,11 @@ def in_another_thread(x: torch.Tensor) -> None:
     raise errors[0]
 
 
+def spawned_loader(method: str) -> Callable[[torch.Tensor], object]:
+    """A DataLoader whose workers are fresh interpreters: they would reach real CUDA."""
+    return lambda x: next(iter(torch.utils.data.DataLoader(range(2), num_workers=1, multiprocessing_context=method)))
+
+
 FEATURES: dict[str, tuple[Callable[[torch.Tensor], object], str]] = {
     "CUDAGraph": (lambda x: torch.cuda.CUDAGraph(), "CUDA graphs"),
     "torch.cuda.graph": (lambda x: torch.cuda.graph(None), "CUDA graphs"),
@@ -43,6 +48,8 @@ FEATURES: dict[str, tuple[Callable[[torch.Tensor], object], str]] = {
     "CUDA generator": (lambda x: torch.Generator(device="cuda"), "torch.Generator"),
     "growing a tensor in place": (lambda x: x.flatten().resize_(10_000), "growing a simulated tensor"),
     "event timing": (lambda x: torch.cuda.Event(enable_timing=True).elapsed_time(torch.cuda.Event()), "event timing"),
+    "spawned DataLoader workers": (spawned_loader("spawn"), "a process started with spawn"),
+    "forkserver DataLoader workers": (spawned_loader("forkserver"), "a process started with forkserver"),
 }
 
 
