@@ -7,8 +7,9 @@ any pytest a script starts inherit it; another Python process calls `start_from_
 Under it `torch.cuda` answers as the runner: `is_available`, `device_count` (honouring
 `CUDA_VISIBLE_DEVICES`, read once, at the first question, as CUDA reads it), lazy init and
 `is_initialized()`, device properties, one generator per device with Philox-shaped states (seed
-and offset, 16 bytes), `synchronize`, streams and events; `cuda:N` tensors hold CPU data (the
-simulated device, simulation.py). What the simulated device refuses it refuses here too.
+and offset, 16 bytes), `synchronize`, streams and events, the memory statistics (memory.py);
+`cuda:N` tensors hold CPU data (the simulated device, simulation.py). What the simulated device
+refuses it refuses here too.
 
 It is a rehearsal, never a GPU: everything it runs is simulated evidence at best.
 """
@@ -21,6 +22,8 @@ import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from simcuda.memory import DeviceMemory
 
 if TYPE_CHECKING:
     import torch
@@ -174,6 +177,7 @@ class Runner:
         self._visible: list[int] | None = None
         self.started = False
         self.generators = DeviceGenerators()
+        self.memory = DeviceMemory()
         self.simulation: Simulation | None = None
         self._context = contextlib.ExitStack()
         self._refusals_read = 0

@@ -81,8 +81,10 @@ class Simulation:
             return
         if self.runner is None:
             record(self.allocations, op, tensor, device, source, start)
-        elif device.type == "cuda" and not self.runner.started:
-            self.runner.start_cuda()  # a tensor made on a GPU starts CUDA
+        elif device.type == "cuda":
+            if not self.runner.started:
+                self.runner.start_cuda()  # a tensor made on a GPU starts CUDA
+            self.runner.memory.made(device.index, tensor)
         if (capture := self.graph_trees.capture) is not None:  # a compiled run: graphs.py
             capture.add(tensor, on_cpu=device.type != "cuda")
 

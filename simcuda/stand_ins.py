@@ -224,10 +224,21 @@ ALLOCATOR_READS = {
 }
 
 
-def allocator_api() -> dict[str, Any]:
-    """`torch._C` allocator entry -> stand-in."""
+def allocator_api(sim: Simulation) -> dict[str, Any]:
+    """`torch._C` allocator entry -> stand-in. The runner counts its live storages (memory.py) and
+    answers the statistics from them; a simcuda:N test has no allocator of its own to read."""
     refused = {name: refuse(f"CUDA memory statistics: {entry} (the simulated device has no caching allocator)") for name, entry in ALLOCATOR_READS.items()}
-    return {**dict.fromkeys(ALLOCATOR_NO_OPS, lambda *args: None), **refused}
+    api = {**dict.fromkeys(ALLOCATOR_NO_OPS, lambda *args: None), **refused}
+    if sim.runner is None:
+        return api
+    memory = sim.runner.memory
+    return {
+        **api,
+        "_cuda_memoryStats": memory.stats,
+        "_cuda_emptyCache": memory.empty_cache,
+        "_cuda_resetPeakMemoryStats": memory.reset_peak,
+        "_cuda_resetAccumulatedMemoryStats": memory.reset_accumulated,
+    }
 
 
 def fresh_interpreters_refused() -> list[tuple[Any, str, Any]]:
@@ -361,7 +372,7 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets.append((torch, "load", simulated_load(torch.load)))
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
-    targets += [(torch._C, name, value) for name, value in allocator_api().items()]
+    targets += [(torch._C, name, value) for name, value in allocator_api(sim).items()]
     if sim.runner is None:  # the runner's own children are its business (runner.py: they inherit the variable)
         targets += fresh_interpreters_refused()
     targets += CudnnSwitch(torch._C._get_cudnn_enabled()).targets()

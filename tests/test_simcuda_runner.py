@@ -121,3 +121,24 @@ def test_its_refusals_are_still_logged_after_a_simcuda_test_inside_it(runner: Ru
     with pytest.raises(SimulationUnsupported):
         torch.cuda.CUDAGraph()
     assert runner.new_refusals() == ["CUDA graphs (torch.cuda.CUDAGraph)"]
+
+
+def test_memory_statistics_count_what_lives(runner: Runner) -> None:
+    """A leak grows memory_allocated, a freed tensor drops it (its views keep its storage alive),
+    the peak is a peak, reserved memory holds freed blocks until empty_cache."""
+    assert torch.cuda.memory_allocated() == 0  # CUDA not started: torch answers nothing
+    x = torch.zeros(1000, device="cuda:0")  # 4000 bytes: one 4096-byte block
+    assert torch.cuda.memory_allocated(0) == 4096 and torch.cuda.memory_allocated(1) == 0
+    view = x[:10]
+    del x
+    assert torch.cuda.memory_allocated() == 4096  # the view holds the storage
+    del view
+    assert (torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated(), torch.cuda.memory_reserved()) == (0, 4096, 4096)
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    assert (torch.cuda.memory_reserved(), torch.cuda.max_memory_allocated()) == (0, 0)
+    kept = [torch.ones(10, device="cuda:1") * 2 for _ in range(3)]  # each product's operand freed at once
+    assert torch.cuda.memory_allocated(1) == 3 * 512 and torch.cuda.memory_stats(1)["allocation.all.current"] == 3
+    assert "PyTorch CUDA memory summary, device ID 1" in torch.cuda.memory_summary(1) and kept
+    with pytest.raises(SimulationUnsupported, match="mem_get_info"):  # free memory would be made up
+        torch.cuda.mem_get_info()
