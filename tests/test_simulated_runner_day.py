@@ -104,6 +104,18 @@ def test_both_workflow_steps_on_a_two_gpu_runner(tmp_path: Path) -> None:
     assert verdict["evidence"] == "simulated" and verdict["verdict"] in ("reproduced", "fixed"), verdict
 
 
+def test_a_first_gpu_runs_strict_sweep_on_the_runner(tmp_path: Path) -> None:
+    """The device sweep's cuda:N rows decide, for the first time, what meta left inconclusive: on
+    the runner every one of them is decided, and --strict-sweeps passes on the allow-list."""
+    done = pytest_on_the_runner(2, tmp_path, "--strict-sweeps", "suites/kornia_sweeps/test_device_sweep.py")
+    assert done.returncode == 0, failures(done)
+    rows = json.loads((tmp_path / "results.json").read_text())["sweeps"]
+    gpu_rows = [row for row in rows if row["device"] in ("cuda:0", "cuda:1")]
+    inconclusive_on_meta = {row["callable"] for row in rows if row["device"] == "meta" and row["result"] == "inconclusive"}
+    assert inconclusive_on_meta and inconclusive_on_meta <= {row["callable"] for row in gpu_rows}
+    assert {row["result"] for row in gpu_rows} <= {"clean", "finding"}, [row for row in gpu_rows if row["result"] not in ("clean", "finding")]
+
+
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_acceptance_on_the_runner_is_kept_outside_reports_observed(gpus: int, tmp_path: Path) -> None:
     before = sorted(OBSERVED_ROOT.rglob("*"))
