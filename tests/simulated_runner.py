@@ -1,0 +1,58 @@
+"""What the simulated-runner rehearsals share (tests/test_simulated_runner_*.py): the runner's
+environment, a command run from the checkout under it, and the report a real runner is predicted
+to give, labelled as the simulated runner's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fixtures.known_bugs.registry import load_registry
+from fixtures.known_bugs.versions import affected_status
+from tests.conftest import REPO
+
+BUGS = ("kornia-2791", "torchvision-8855", "torchvision-8587")
+SELECTED = " ".join(f"--bug {bug}" for bug in BUGS)
+
+
+def runner_env(gpus: int, **extra: str) -> dict[str, str]:
+    environ = {key: value for key, value in os.environ.items() if key not in ("CUDA_VISIBLE_DEVICES", "PYTEST_ADDOPTS")}
+    return {**environ, "SIMCUDA_RUNNER_GPUS": str(gpus), **extra}
+
+
+def run(command: list[str], environ: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=REPO, env=environ, capture_output=True, text=True, timeout=900, check=False)
+
+
+def pytest_on_the_runner(gpus: int, report_dir: Path, *arguments: str) -> subprocess.CompletedProcess:
+    return run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--report-dir={report_dir}", *arguments], runner_env(gpus))
+
+
+def failures(done: subprocess.CompletedProcess) -> str:
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR", "error"))]
+    return "\n".join(lines)[-3000:] + done.stderr[-2000:]
+
+
+def expected_verdict(bug: str) -> str:
+    """The registry's verdict for the installed release."""
+    return "reproduced" if affected_status(load_registry()[bug]).affected else "fixed"
+
+
+def check_a_runner_report(report_dir: Path, gpus: int) -> None:
+    """The verdicts a real runner is predicted to give, labelled as the simulated runner's."""
+    document = json.loads((report_dir / "results.json").read_text())
+    assert document["environment"]["simulated_runner"] == f"simulated {gpus}-GPU runner: no real GPU"
+    assert f"on simulated {gpus}-GPU runner: no real GPU" in (report_dir / "report.html").read_text()
+    verdicts = {verdict["bug_id"]: verdict for verdict in document["verdicts"] if verdict["bug_id"] in BUGS}
+    for bug in ("kornia-2791", "torchvision-8855"):
+        assert (verdicts[bug]["verdict"], verdicts[bug]["evidence"]) == (expected_verdict(bug), "simulated"), verdicts[bug]
+    assert verdicts["torchvision-8587"]["verdict"] in ("skipped", "inconclusive"), verdicts["torchvision-8587"]
+    assert all(test["properties"].get("evidence") != "direct" for test in document["tests"])
+    nvjpeg = [test for test in document["tests"] if "torchvision_8587" in test["nodeid"] and "[cuda:" in test["nodeid"]]
+    assert nvjpeg and all(test["outcome"] == "skipped" for test in nvjpeg), [(t["nodeid"], t["outcome"]) for t in nvjpeg]
+    assert any("nvJPEG" in test["message"] for test in nvjpeg)
+
+
