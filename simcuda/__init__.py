@@ -31,9 +31,11 @@ simulated: graphs.py), nvJPEG (torchvision.io on cuda), CUDA from other threads,
 `torch.Generator(device="cuda")`, CUDA event timing, ops without a CPU kernel. Pinned memory runs
 through ATen's own path (pinning.py), autograd on the CPU data.
 
-It proves placement under PyTorch's op-level rules, the CUDA-graph tree's invalidation rules and
-what pinning does to the objects pinned; it says nothing about kernels, numerics (TF32), races,
-streams, memory (pinning locks no page) or speed. Known limits:
+It proves placement under PyTorch's op-level rules, the CUDA-graph tree's invalidation rules, what
+pinning does to the objects pinned, and whether work on streams, the host's reads and writes and
+the caching allocator's reuse are ordered as CUDA requires (streams.py: an unordered conflict
+raises StreamRace); it says nothing about kernels, numerics (TF32), real timing, memory (pinning
+locks no page) or speed. Known limits:
 - 0-dim CPU tensors may meet CUDA tensors in every op (FakeTensor's rule); the few CUDA kernels that
   reject them are missed (a false negative, never a false alarm). Every mismatch gets
   TensorIterator's text; argument-checking kernels word it differently after the common prefix
@@ -54,6 +56,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from simcuda.ordering import ReusedMemoryRace, StreamRace
 from simcuda.unsupported import SimulationUnsupported
 
 __version__ = "0.2.0"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
@@ -77,7 +80,7 @@ _LAZY = {
     "is_simulated": "simcuda.tensor",
     "real_cpu": "simcuda.tensor",
 }
-__all__ = ["SimulationUnsupported", *_LAZY]
+__all__ = ["ReusedMemoryRace", "SimulationUnsupported", "StreamRace", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -45,8 +45,11 @@ class OpInfo(NamedTuple):
     transfer: bool  # takes operands on different devices by design (rules.TRANSFER_OPS)
     refused: str | None  # why the simulation refuses it (unsupported.py), or None
     seeded: bool  # draws random numbers (on a runner, from the device's own generator)
+    touches_data: bool  # reads or writes memory (a view, or a query like is_pinned, does not): streams.py
 
 
+# Ops that read a tensor's metadata only: no access to its memory.
+METADATA_OPS = frozenset({"aten::is_pinned", "aten::is_same_size", "aten::is_set_to", "aten::sym_size", "aten::sym_stride", "aten::sym_numel", "aten::sym_storage_offset"})
 # By the op's id, the op kept alive in _SEEN so that no id is reused: an OpOverload's __hash__ is
 # Python, and every op asks.
 _OP_INFO: dict[int, OpInfo] = {}
@@ -60,7 +63,10 @@ def op_info(func: torch._ops.OpOverload) -> OpInfo:
         aliases = tuple(ret.alias_info is not None for ret in func._schema.returns)
         index_position = 1 if name in rules.INDEXING_OPS else -1
         seeded = torch.Tag.nondeterministic_seeded in func.tags
-        info = _OP_INFO[id(func)] = OpInfo(name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded)
+        returns = func._schema.returns
+        view = bool(returns) and all(ret.alias_info is not None and not ret.alias_info.is_write for ret in returns)
+        touches = not view and name not in METADATA_OPS
+        info = _OP_INFO[id(func)] = OpInfo(name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded, touches)
         _SEEN.append(func)
     return info
 
@@ -277,6 +283,11 @@ class SimulatedDispatch(TorchDispatchMode):
             raise
         if pin:
             out = torch.ops.aten._pin_memory.default(out)
+        non_blocking = kwargs.get("non_blocking", False) or (name == "aten::copy_" and len(args) > 2 and args[2])
+        if non_blocking and name == "aten::_to_copy" and call.simulated and device.type == "cpu":
+            out = torch.ops.aten._pin_memory.default(out)  # ATen allocates a non_blocking copy to the host pinned
+        if info.touches_data:
+            self.sim.streams.on_op(name, call.tensors, out, device, bool(non_blocking))  # ordering by streams: streams.py
         if isinstance(out, (tuple, list)):
             return type(out)(self._wrap(func, info, call, index, value, device) for index, value in enumerate(out))
         return self._wrap(func, info, call, 0, out, device)
@@ -289,6 +300,8 @@ class SimulatedDispatch(TorchDispatchMode):
         each new tensor it returns logged on the CPU."""
         out = func(*args, **kwargs)
         outputs = out if isinstance(out, (tuple, list)) else (out,)
+        if self.sim.streams.host_buffers and info.touches_data:  # the host touching a buffer a copy shares with a stream
+            self.sim.streams.host_op(info.name, args, outputs)
         aliases = info.aliases
         for index, value in enumerate(outputs):
             if isinstance(value, torch.Tensor) and not (index < len(aliases) and aliases[index]):

@@ -190,6 +190,7 @@ class SimulatedFunctions(TorchFunctionMode):
             raise SimulationUnsupported("a device= call that returns no tensor", f"{func.__name__} returned {type(made).__name__}")
         made = real_cpu(made)
         self.sim.log(op or f"torch.{func.__name__}", made, device)
+        self.sim.streams.made(op or f"torch.{func.__name__}", made, device)
         return SimulatedTensor(made, device).requires_grad_(requires_grad)
 
     def _from_data(self, func, args, kwargs):  # noqa: ANN001, ANN202

@@ -16,6 +16,7 @@ from simcuda import rules
 from simcuda.allocations import Allocation, foreign, record
 from simcuda.graphs import GraphTrees, mark_step_restored
 from simcuda.pinning import simulated_pinning
+from simcuda.streams import StreamTable
 from simcuda.tensor import OPEN_SERIALS
 from simcuda.unsupported import refusals_logged_to
 
@@ -57,6 +58,7 @@ class Simulation:
         self.allocations: list[Allocation] = []
         self.refusals: list[str] = []
         self.graph_trees = GraphTrees()
+        self.streams = StreamTable(self)  # its pinned memory joins when the context opens
         self._quiet = 0
         self._quieting = Quiet(self)
 
@@ -144,6 +146,9 @@ def simulated_cuda(device_count: int | Callable[[], int] = DEFAULT_DEVICE_COUNT,
         OPEN_SERIALS.append(sim.serial)
         stack.callback(_RUNNING.remove, sim)
         stack.callback(OPEN_SERIALS.remove, sim.serial)
-        for context in (refusals_logged_to(sim.refusals), mark_step_restored(), simulated_pinning(), swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim)):
+        stack.enter_context(refusals_logged_to(sim.refusals))
+        stack.enter_context(mark_step_restored())
+        sim.streams.pinned = stack.enter_context(simulated_pinning())
+        for context in (swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim)):
             stack.enter_context(context)
         yield sim

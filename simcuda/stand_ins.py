@@ -19,48 +19,13 @@ from torch.utils._pytree import tree_leaves, tree_map
 from simcuda.allocations import caller_summary
 from simcuda.graphs import simulated_compile
 from simcuda.serialization import loadable, simulated_load
+from simcuda.streams import SimulatedEvent, SimulatedStream
 from simcuda.tensor import is_simulated, real_cpu, wrap
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
     from simcuda.runner import Runner
     from simcuda.simulation import Simulation
-
-
-class SimulatedStream:
-    """A stream that is always idle: work on the simulated device is synchronous."""
-
-    def __init__(self, device: Any = None, priority: int = 0, **_: Any) -> None:
-        self.device = device
-        self.priority = priority
-
-    def synchronize(self) -> None: ...
-    def is_capturing(self) -> bool:
-        return False  # no CUDA graph is ever captured (raw CUDA graphs are refused)
-
-    def wait_stream(self, stream: Any) -> None: ...
-    def wait_event(self, event: Any) -> None: ...
-    def query(self) -> bool:
-        return True
-
-    def record_event(self, event: Any = None) -> Any:
-        event = event or SimulatedEvent()
-        event.record(self)
-        return event
-
-
-class SimulatedEvent:
-    def __init__(self, enable_timing: bool = False, **_: Any) -> None:
-        self.enable_timing = enable_timing
-
-    def record(self, stream: Any = None) -> None: ...
-    def wait(self, stream: Any = None) -> None: ...
-    def synchronize(self) -> None: ...
-    def query(self) -> bool:
-        return True
-
-    def elapsed_time(self, end: Any) -> float:
-        raise SimulationUnsupported("CUDA event timing (elapsed_time): the simulation has no GPU clock")
 
 
 class _GeneratorType(type):
@@ -78,6 +43,13 @@ class _GeneratorType(type):
 
 class SimulatedGenerator(metaclass=_GeneratorType):
     pass
+
+
+def device_index(sim: Simulation, device: Any = None) -> int:
+    """torch.cuda's `device` argument (None: the current device; an index, a name, a torch.device)."""
+    if device is None or (isinstance(device, int) and device < 0):
+        return sim.current
+    return sim.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index
 
 
 def refuse(feature: str) -> Callable[..., Any]:
@@ -124,14 +96,16 @@ def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
 
     def index(device: Any = None) -> int:
         runner.start_cuda()
-        if device is None or (isinstance(device, int) and device < 0):
-            return sim.current
-        return sim.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index
+        return device_index(sim, device)
 
     def get_device_properties(device: Any = None) -> Any:
         if isinstance(device, int) and not 0 <= device < sim.device_count:
             raise AssertionError("Invalid device id")  # torch.cuda.get_device_properties' text
         return runner.properties(index(device))
+
+    def synchronize(device: Any = None) -> None:
+        index(device)  # starts CUDA, as the real one does
+        sim.streams.synchronize(device)
 
     def fresh_seed(device: int) -> int:
         seed = torch.Generator().seed()
@@ -151,9 +125,9 @@ def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
         "get_device_properties": get_device_properties,
         "current_device": started(lambda: sim.current),
         "set_device": started(sim.set_device),
-        "synchronize": lambda device=None: index(device) and None,
-        "current_stream": lambda device=None: SimulatedStream(index(device)),
-        "default_stream": lambda device=None: SimulatedStream(index(device)),
+        "synchronize": synchronize,
+        "current_stream": lambda device=None: sim.streams.current(index(device)),
+        "default_stream": lambda device=None: sim.streams.default(index(device)),
         "get_rng_state": lambda device="cuda": generators.get_state(index(device)),
         "set_rng_state": lambda state, device="cuda": generators.set_state(index(device), state),
         "get_rng_state_all": lambda: [generators.get_state(index(i)) for i in range(sim.device_count)],
@@ -192,12 +166,13 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         "set_device": sim.set_device,
         "_exchange_device": exchange_device,
         "_maybe_exchange_device": exchange_device,
-        "synchronize": lambda device=None: None,
+        "synchronize": sim.streams.synchronize,
         "Stream": SimulatedStream,
         "Event": SimulatedEvent,
-        "current_stream": lambda device=None: SimulatedStream(device),
-        "default_stream": lambda device=None: SimulatedStream(device),
-        "stream": lambda stream=None: contextlib.nullcontext(stream),
+        "current_stream": lambda device=None: sim.streams.current(device_index(sim, device)),
+        "default_stream": lambda device=None: sim.streams.default(device_index(sim, device)),
+        "set_stream": lambda stream: stream is not None and sim.streams.set_current(stream),
+        "stream": sim.streams.using,
         "is_current_stream_capturing": lambda: False,
         "cudart": refuse("the CUDA runtime API (torch.cuda.cudart(): mem_get_info, profiler ranges)"),
         "_lazy_init": lazy_init,
@@ -265,9 +240,9 @@ def accelerator_api(sim: Simulation) -> dict[str, Any]:
         "current_accelerator": lambda check_available=False: torch.device("cuda"),
         "current_device_index": lambda: sim.current,
         "set_device_index": set_device_index,
-        "synchronize": lambda device=None: None,
-        "current_stream": lambda device=None: SimulatedStream(device),  # torch.optim asks it whether it is capturing
-        "set_stream": lambda stream: None,
+        "synchronize": sim.streams.synchronize,
+        "current_stream": lambda device=None: sim.streams.current(device_index(sim, device)),  # torch.optim asks it whether it is capturing
+        "set_stream": lambda stream: sim.streams.set_current(stream),
     }
 
 
@@ -369,6 +344,8 @@ def swapped(sim: Simulation) -> Iterator[None]:
     function = torch.autograd.function.Function
     targets.append((function, "apply", custom_function_apply(function.__dict__["apply"])))
     targets.append((torch.Tensor, "as_subclass", simulated_as_subclass(torch._C.TensorBase.as_subclass)))
+    # Its binding parses the stream before any mode sees the call: a simulated stream is not a torch.Stream.
+    targets.append((torch.Tensor, "record_stream", lambda tensor, stream: sim.streams.record_stream(tensor, stream)))
     targets.append((torch, "load", simulated_load(torch.load)))
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]

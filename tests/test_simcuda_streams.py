@@ -1,0 +1,255 @@
+"""Missing synchronization on the simulated device (simcuda/streams.py, ordering.py): each race
+shape as a racy twin that fails naming both accesses and an ordered twin that passes; the
+ordering engine against torch.cuda._sanitizer's own on random stream traces; the runner too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch.cuda._sanitizer import EventHandler
+
+from simcuda import simulated_cuda
+from simcuda.ordering import HOST, Ordering, StreamRace
+from simcuda.runner import Runner
+
+HERE = __file__
+
+
+def side_stream_reads_default_write(ordered: bool) -> None:
+    x = torch.ones(4, device="cuda")
+    side = torch.cuda.Stream()
+    if ordered:
+        side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        x * 2
+
+
+def default_stream_reads_side_result(ordered: bool) -> None:
+    x = torch.ones(4, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        y = x * 2
+    if ordered:
+        torch.cuda.current_stream().wait_stream(side)
+    y + 1
+
+
+def event_recorded_before_the_work(ordered: bool) -> None:
+    """torchvision-8587's shape: the event that should mark the work done is recorded before it."""
+    x = torch.ones(4, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    done = torch.cuda.Event()
+    if not ordered:
+        done.record(side)
+    with torch.cuda.stream(side):
+        y = x * 2
+    if ordered:
+        done.record(side)
+    torch.cuda.current_stream().wait_event(done)
+    y + 1
+
+
+def copy_to_pinned_read_before_synchronize(ordered: bool) -> None:
+    x = torch.ones(4, device="cuda")
+    host = torch.empty(4).pin_memory()
+    host.copy_(x, non_blocking=True)
+    if ordered:
+        torch.cuda.current_stream().synchronize()
+    host.sum()
+
+
+def non_blocking_to_cpu_read_before_synchronize(ordered: bool) -> None:
+    """PyTorch issue 127612: ATen pins the destination of a non_blocking copy to the host."""
+    y = torch.ones(4, device="cuda").to("cpu", non_blocking=True)
+    if ordered:
+        torch.cuda.synchronize()
+    y.sum()
+
+
+def pinned_source_overwritten_before_the_copy_ran(ordered: bool) -> None:
+    source = torch.ones(4).pin_memory()
+    source.to("cuda", non_blocking=True)
+    if ordered:
+        event = torch.cuda.Event()
+        event.record()
+        event.synchronize()
+    source.fill_(3)
+
+
+def two_streams_write_one_tensor(ordered: bool) -> None:
+    x = torch.zeros(4, device="cuda")
+    first, second = torch.cuda.Stream(), torch.cuda.Stream()
+    first.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(first):
+        x.add_(1)
+    if ordered:
+        second.wait_stream(first)
+    with torch.cuda.stream(second):
+        x.mul_(2)
+
+
+def value_read_on_the_default_stream(ordered: bool) -> None:
+    """`.item()` runs on the current stream: a side stream's result needs waiting for first."""
+    x = torch.ones(4, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        total = x.sum()
+    if ordered:
+        torch.cuda.current_stream().wait_stream(side)
+    total.item()
+
+
+def freed_while_another_stream_reads_it(ordered: bool) -> None:
+    """The caching allocator hands a freed block to its stream's next allocation (9606's sibling)."""
+    x = torch.ones(1024, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        x * 2
+    if ordered:
+        x.record_stream(side)
+    del x
+    torch.zeros(1024, device="cuda")
+
+
+# shape -> (body, the racing access's op, the earlier access's op, the racing participant)
+SHAPES: dict[str, tuple[Callable[[bool], None], str, str, str]] = {
+    "side stream reads a default-stream write": (side_stream_reads_default_write, "aten::mul", "work queued before", "side stream"),
+    "default stream reads a side-stream result": (default_stream_reads_side_result, "aten::add", "aten::mul", "default stream"),
+    "event recorded before the work (8587)": (event_recorded_before_the_work, "aten::add", "aten::mul", "default stream"),
+    "pinned copy to the host read before synchronize": (copy_to_pinned_read_before_synchronize, "aten::sum", "aten::copy_", "the host"),
+    "non_blocking .to('cpu') read before synchronize (127612)": (non_blocking_to_cpu_read_before_synchronize, "aten::sum", "aten::_to_copy", "the host"),
+    "pinned source overwritten before its copy is ordered": (pinned_source_overwritten_before_the_copy_ran, "aten::fill_", "aten::_to_copy", "the host"),
+    "two streams write one tensor": (two_streams_write_one_tensor, "aten::mul_", "aten::add_", "side stream"),
+    ".item() of a side-stream result": (value_read_on_the_default_stream, "aten::_local_scalar_dense", "aten::sum", "default stream"),
+    "freed without record_stream, then reused": (freed_while_another_stream_reads_it, "torch.zeros", "aten::mul", "default stream"),
+}
+
+
+@pytest.mark.parametrize(("body", "racing_op", "earlier_op", "racer"), SHAPES.values(), ids=SHAPES.keys())
+def test_the_racy_twin_fails_naming_both_accesses(body, racing_op: str, earlier_op: str, racer: str) -> None:
+    with simulated_cuda(2), pytest.raises(StreamRace) as race:
+        body(False)
+    message = str(race.value)
+    racing, earlier = (message.split(" is reused by ")[::-1] if " is reused by " in message else message.split(" is not ordered after "))
+    assert racing_op in racing and racer in racing and f"{HERE}:" in racing, message  # the racing line of this file
+    assert earlier_op in earlier, message
+
+
+@pytest.mark.parametrize(("body", "racing_op", "earlier_op", "racer"), SHAPES.values(), ids=SHAPES.keys())
+def test_the_ordered_twin_passes(body, racing_op: str, earlier_op: str, racer: str) -> None:
+    with simulated_cuda(2):
+        body(True)
+
+
+def test_a_race_on_the_simulated_runner() -> None:
+    runner = Runner(2, {}).open()
+    try:
+        with pytest.raises(StreamRace, match="side stream"):
+            side_stream_reads_default_write(False)
+    finally:
+        runner.close()
+
+
+def test_streams_and_events_follow_torch_cuda() -> None:
+    with simulated_cuda(2) as simulation:
+        default = torch.cuda.current_stream()
+        side = torch.cuda.Stream()
+        assert default == torch.cuda.default_stream() and side != default and default.cuda_stream == 0
+        with torch.cuda.stream(side):
+            assert torch.cuda.current_stream() == side
+        assert torch.cuda.current_stream() == default
+        other = torch.cuda.Stream(device=1)
+        with torch.cuda.stream(other):  # its device becomes current, as torch.cuda.stream does
+            assert simulation.current == 1 and torch.cuda.current_stream() == other
+        assert simulation.current == 0
+        assert side.query() and torch.cuda.Event().query()  # idle: the work ran at once
+
+
+# Conformance: on traces of streams only (no host), the ordering engine finds a race exactly where
+# torch's CUDA sanitizer (torch.cuda._sanitizer.EventHandler, what TORCH_CUDA_SANITIZER=1 runs on a
+# GPU) finds one. Steps: launch(stream, reads, writes), record(event, stream), wait(stream, event),
+# synchronize a stream, synchronize the device.
+STREAMS, TENSORS, EVENTS = 3, 3, 2
+streams = st.integers(0, STREAMS - 1)
+tensor_sets = st.frozensets(st.integers(1, TENSORS), max_size=2)
+steps = st.one_of(
+    st.tuples(st.just("launch"), streams, tensor_sets, tensor_sets),
+    st.tuples(st.just("record"), st.integers(0, EVENTS - 1), streams),
+    st.tuples(st.just("wait"), streams, st.integers(0, EVENTS - 1)),
+    st.tuples(st.just("sync_stream"), streams),
+    st.tuples(st.just("sync_device"),),
+)
+
+
+def first_race_by_the_sanitizer(trace: list[tuple]) -> int | None:
+    handler = EventHandler()
+    for stream in range(1, STREAMS):
+        handler._handle_stream_creation(stream)
+    for event in range(EVENTS):
+        handler._handle_event_creation(event)
+    for pointer in range(1, TENSORS + 1):
+        handler._handle_memory_allocation(pointer)
+    for position, step in enumerate(trace):
+        if step[0] == "launch":
+            _, stream, reads, writes = step
+            reads = reads - writes
+            if handler._handle_kernel_launch(stream, set(reads), set(writes), set(), "op", {p: [] for p in reads | writes}):
+                return position
+        elif step[0] == "record":
+            handler._handle_event_record(step[1], step[2])
+        elif step[0] == "wait":
+            handler._handle_event_wait(step[2], step[1])
+        elif step[0] == "sync_stream":
+            handler._handle_stream_synchronization(step[1])
+        else:
+            handler._handle_device_synchronization()
+    return None
+
+
+def first_race_by_the_ordering(trace: list[tuple]) -> int | None:
+    """The step at which the ordering raises (a test stops there; the sanitizer reports and goes on)."""
+    ordering = Ordering()
+    for stream in range(STREAMS):
+        ordering.add_stream(stream, f"stream {stream}")
+    events: dict[int, dict[int, int]] = {}
+    for position, step in enumerate(trace):
+        try:
+            if step[0] == "launch":
+                _, stream, reads, writes = step
+                ordering.access(stream, tuple(reads - writes), False, "op", None)
+                ordering.access(stream, tuple(writes), True, "op", None)
+            elif step[0] == "record":
+                events[step[1]] = ordering.position(step[2])
+            elif step[0] == "wait":
+                ordering.stream_waits(step[1], events.get(step[2], {}))
+            elif step[0] == "sync_stream":
+                ordering.host_waits(ordering.position(step[1]))
+            else:
+                ordering.host_waits_for_all()
+        except StreamRace:
+            return position
+    return None
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@given(st.lists(steps, max_size=14))
+def test_the_ordering_finds_the_first_race_torchs_sanitizer_finds(trace: list[tuple]) -> None:
+    assert first_race_by_the_ordering(trace) == first_race_by_the_sanitizer(trace)
+
+
+def test_the_host_is_a_participant_the_sanitizer_does_not_have() -> None:
+    ordering = Ordering()
+    ordering.add_stream(0, "stream 0")
+    ordering.access(0, (7,), True, "copy to the host", None)
+    with pytest.raises(StreamRace, match="read by sum on the host"):
+        ordering.access(HOST, (7,), False, "sum", None)
+    ordering.host_waits(ordering.position(0))
+    ordering.access(HOST, (7,), False, "sum", None)
