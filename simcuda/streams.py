@@ -111,6 +111,10 @@ class StreamTable:
         storage = data.untyped_storage()
         weakref.finalize(storage, self._freed, key, storage.nbytes()).atexit = False
 
+    def live_blocks(self) -> set[int]:
+        """The blocks made (or first met) while tracking that are still alive, by key."""
+        return set(self._made_on)
+
     def _freed(self, key: int, size: int) -> None:
         """The block goes back to its stream's pool at once: what other streams (not declared with
         record_stream) may still be doing to it stays pending for that stream's next allocation."""

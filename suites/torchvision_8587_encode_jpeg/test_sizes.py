@@ -4,7 +4,7 @@ reports: 2048x2048 and 4096x4096 ("generates noise when processing 4k image").""
 from __future__ import annotations
 
 import torch
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from torchvision.io import encode_jpeg
 
@@ -32,6 +32,9 @@ odd_widths = st.integers(32, 511).map(lambda half: 2 * half + 1)
 @settings(deadline=None)
 def test_encode_decodes_to_source_at_any_size(device, frame_rng, attach_image, height, width, content, layout):
     device = torch.device(device)
+    # The 4096x4096 report is a GPU symptom; on the CPU (a control of the oracle) the 2048x2048
+    # example covers large frames, and the 4K one would be over a second of the whole CPU run.
+    assume(device.type != "cpu" or height * width <= 2048 * 2048)
     source = with_layout(IMAGE_MAKERS[content](height, width, frame_rng, device), layout)
     encoded = encode_jpeg(source, quality=QUALITY)
     check_jpeg(source, encoded, Where(str(device), height, width, iteration=0), attach_image)
