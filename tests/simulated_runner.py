@@ -14,7 +14,8 @@ from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.versions import affected_status
 from tests.conftest import REPO
 
-BUGS = ("kornia-2791", "torchvision-8855", "torchvision-8587")
+BUGS = ("kornia-2791", "kornia-2837", "torchvision-8855", "torchvision-8587")
+DECIDED = ("kornia-2791", "kornia-2837", "torchvision-8855")  # the CPU-only run's verdicts, simulated evidence
 SELECTED = " ".join(f"--bug {bug}" for bug in BUGS)
 
 
@@ -47,9 +48,10 @@ def check_a_runner_report(report_dir: Path, gpus: int) -> None:
     assert document["environment"]["simulated_runner"] == f"simulated {gpus}-GPU runner: no real GPU"
     assert f"on simulated {gpus}-GPU runner: no real GPU" in (report_dir / "report.html").read_text()
     verdicts = {verdict["bug_id"]: verdict for verdict in document["verdicts"] if verdict["bug_id"] in BUGS}
-    for bug in ("kornia-2791", "torchvision-8855"):
+    for bug in DECIDED:
         assert (verdicts[bug]["verdict"], verdicts[bug]["evidence"]) == (expected_verdict(bug), "simulated"), verdicts[bug]
-    assert verdicts["torchvision-8587"]["verdict"] in ("skipped", "inconclusive"), verdicts["torchvision-8587"]
+    nvjpeg_verdict = verdicts["torchvision-8587"]
+    assert nvjpeg_verdict["verdict"] == "inconclusive" and "nvJPEG" in nvjpeg_verdict["detail"], nvjpeg_verdict
     assert all(test["properties"].get("evidence") != "direct" for test in document["tests"])
     nvjpeg = [test for test in document["tests"] if "torchvision_8587" in test["nodeid"] and "[cuda:" in test["nodeid"]]
     assert nvjpeg and all(test["outcome"] == "skipped" for test in nvjpeg), [(t["nodeid"], t["outcome"]) for t in nvjpeg]

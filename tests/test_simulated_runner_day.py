@@ -45,6 +45,43 @@ def test_reports_observed_never_receives_a_runner_run() -> None:
     assert not acceptance_root(None, simulated_runner=True).is_relative_to(OBSERVED_ROOT)
 
 
+ONE_GPU_CONFTEST = """
+import pytest
+import torch
+
+SEEN = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session):
+    SEEN["after collection"] = (torch.cuda.is_available(), torch.cuda.device_count(), str(torch.zeros(1, device="cuda").device))
+    return (yield)
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"after collection: {SEEN['after collection']}")
+"""
+COLLECTION_TIME_DEVICES = """
+import torch
+
+DEVICES = [f"cuda:{index}" for index in range(torch.cuda.device_count())]
+
+
+def test_collection_saw_the_simulated_machine_and_runs_on_its_cuda_1():
+    assert len(DEVICES) == 2, DEVICES
+    assert torch.ones(1, device="cuda").device == torch.device("cuda:1")
+"""
+
+
+def test_simcuda_on_a_one_gpu_runner_leaves_its_cuda_usable_after_collection(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIMCUDA_RUNNER_GPUS", "1")
+    pytester.makeconftest(ONE_GPU_CONFTEST)
+    pytester.makepyfile(COLLECTION_TIME_DEVICES)
+    result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)  # collection saw two GPUs, the test ran on the simulated cuda:1
+    result.stdout.fnmatch_lines(["after collection: (True, 1, 'cuda:0')"])  # ... and the runner's one GPU started
+
+
 def test_tox_environments_inherit_the_runner() -> None:
     """tox passes only the variables it is told to: a rehearsal's `tox -e ENV` must stay on the runner."""
     parser = configparser.ConfigParser()

@@ -299,6 +299,31 @@ def test_only_controls_ran_says_so() -> None:
     assert (verdict.verdict, verdict.detail) == ("skipped", "no gpu; 1 control(s) ran: they check the oracle and decide nothing")
 
 
+def test_controls_that_could_not_run_make_the_bug_inconclusive_naming_why() -> None:
+    """The simulated runner's nvJPEG tests: controls there (the simulation cannot show the bug),
+    refused: the bug is inconclusive naming the refusal, never a skip that says nothing ran."""
+    refused = "the simulated device cannot run this: nvJPEG (torchvision.io.encode_jpeg on cuda)"
+    tests = [obs(CONTROL, INCONCLUSIVE, refused, "cuda0"), obs(CONTROL, NOT_OBSERVED, name="cpu")]
+    verdict = bug_verdict(KORNIA, FIXED_RELEASE, tests)
+    assert (verdict.verdict, verdict.evidence) == ("inconclusive", None)
+    assert verdict.detail.startswith(refused), verdict.detail
+    assert bug_verdict(KORNIA, FIXED_RELEASE, [obs(SIMULATED, NOT_OBSERVED, name="s"), *tests]).verdict == "fixed"  # evidence still decides
+
+
+@pytest.mark.parametrize(
+    ("device_name", "symptom_device", "simulable", "role"),
+    [
+        ("cuda:0", "cuda", True, SIMULATED),  # the runner's CUDA is the simulated device
+        ("cuda:1", "cuda", False, CONTROL),  # ... which cannot show an nvJPEG race
+        (None, "cuda", True, SIMULATED),
+        ("cpu", "cpu", True, DIRECT),  # its CPU is a real CPU
+        ("cpu", "cuda", True, CONTROL),
+    ],
+)
+def test_on_the_simulated_runner_nothing_is_direct_gpu_evidence(device_name: str | None, symptom_device: str, simulable: bool, role: str) -> None:
+    assert role_of_test("direct", device_name, symptom_device, simulable, runner=True) == role
+
+
 def test_a_quiet_control_beside_a_reproduction_is_not_evidence_against_it() -> None:
     tests = [obs(SIMULATED, OBSERVED, "moved output differs", "sim"), obs(CONTROL, NOT_OBSERVED, name="ctl")]
     verdict = bug_verdict(KORNIA, AFFECTED_RELEASE, tests)
