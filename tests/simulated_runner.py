@@ -14,6 +14,23 @@ from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.versions import affected_status
 from tests.conftest import REPO
 
+# A conftest printing `seen`, a Python expression, as the session's runs begin (collection over).
+SEEN_AFTER_COLLECTION = """
+import pytest
+import torch
+
+SEEN = {{}}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session):
+    SEEN["after collection"] = {seen}
+    return (yield)
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"after collection: {{SEEN['after collection']}}")
+"""
 BUGS = ("kornia-2791", "kornia-2837", "torchvision-8855", "torchvision-8587")
 DECIDED = ("kornia-2791", "kornia-2837", "torchvision-8855")  # the CPU-only run's verdicts, simulated evidence
 SELECTED = " ".join(f"--bug {bug}" for bug in BUGS)

@@ -38,6 +38,7 @@ from reports.scan.run import install_into, release_folder
 from simcuda import SimulationUnsupported, simulated_cuda
 from conftest import pytest_plugins as HARNESS_PLUGINS
 from tests.conftest import REPO
+from tests.simulated_runner import SEEN_AFTER_COLLECTION
 from tests.test_scan_release import needs_pypi
 
 ENTRY = """
@@ -429,22 +430,7 @@ def test_inside_the_simulation_cuda_has_started_and_the_real_allocator_is_never_
 # collection-time device lists gather their cuda:1 cases) must be gone once collection ends. Left
 # in place, torch's lazy init would check the capability of a GPU 1 that does not exist, and real
 # CUDA could never start in that session (every later real call: DeferredCudaCallError).
-ONE_GPU_CONFTEST = """
-import pytest
-import torch
-
-SEEN = {}
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtestloop(session):
-    SEEN["after collection"] = (torch.cuda.is_available(), torch.cuda.device_count())
-    return (yield)
-
-
-def pytest_terminal_summary(terminalreporter):
-    terminalreporter.write_line(f"seen after collection: {SEEN['after collection']}")
-"""
+ONE_GPU_CONFTEST = SEEN_AFTER_COLLECTION.format(seen="(torch.cuda.is_available(), torch.cuda.device_count())")
 COLLECTION_TIME_DEVICES = """
 import torch
 
@@ -463,4 +449,4 @@ def test_simcuda_on_a_one_gpu_runner_hands_real_cuda_back_after_collection(pytes
     pytester.makepyfile(COLLECTION_TIME_DEVICES)
     result = pytester.runpytest("--simcuda", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)  # collection saw the simulated machine's two GPUs
-    result.stdout.fnmatch_lines(["seen after collection: (True, 1)"])  # ... and the real one after it
+    result.stdout.fnmatch_lines(["after collection: (True, 1)"])  # ... and the real one after it

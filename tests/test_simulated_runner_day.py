@@ -16,7 +16,7 @@ import pytest
 
 from reports.acceptance.steps import OBSERVED_ROOT, acceptance_root
 from tests.conftest import REPO
-from tests.simulated_runner import SELECTED, check_a_runner_report, failures, pytest_on_the_runner, run, runner_env
+from tests.simulated_runner import SEEN_AFTER_COLLECTION, SELECTED, check_a_runner_report, failures, pytest_on_the_runner, run, runner_env
 
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_the_default_run_on_the_runner(gpus: int, tmp_path: Path) -> None:
@@ -45,22 +45,7 @@ def test_reports_observed_never_receives_a_runner_run() -> None:
     assert not acceptance_root(None, simulated_runner=True).is_relative_to(OBSERVED_ROOT)
 
 
-ONE_GPU_CONFTEST = """
-import pytest
-import torch
-
-SEEN = {}
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtestloop(session):
-    SEEN["after collection"] = (torch.cuda.is_available(), torch.cuda.device_count(), str(torch.zeros(1, device="cuda").device))
-    return (yield)
-
-
-def pytest_terminal_summary(terminalreporter):
-    terminalreporter.write_line(f"after collection: {SEEN['after collection']}")
-"""
+ONE_GPU_CONFTEST = SEEN_AFTER_COLLECTION.format(seen='(torch.cuda.is_available(), torch.cuda.device_count(), str(torch.zeros(1, device="cuda").device))')
 COLLECTION_TIME_DEVICES = """
 import torch
 
