@@ -99,11 +99,14 @@ class StreamTable:
         while another stream's access was still queued (a race unless ordered since). Its own free
         is watched from here on."""
         size = data.untyped_storage().nbytes()
-        for freed_size, accesses in self._reusable.pop(stream, []):
+        freed = self._reusable.get(stream, [])
+        for _, accesses in [block for block in freed if size <= block[0]]:  # blocks it may take
             for earlier in accesses:
-                if size <= freed_size and not self.ordering.ordered_after(stream, earlier):
+                if not self.ordering.ordered_after(stream, earlier):
                     current = Access(stream, self.ordering.clocks[stream][stream], op, True, where)
                     raise ReusedMemoryRace(current, earlier, self.ordering.names)
+        # Those it could take were ordered: reused or not, they hold no hazard any more.
+        self._reusable[stream] = [block for block in freed if size > block[0]]
         self._watch(self.key(data), data, stream)
 
     def _watch(self, key: int, data: torch.Tensor, stream: int) -> None:
