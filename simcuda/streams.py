@@ -235,7 +235,7 @@ class StreamTable:
         """Record the accesses of one op of the simulated device (dispatch.py calls it after the
         kernel ran): by the current stream of the device it ran on, and the host's side of copies."""
         if not self.armed:
-            if not (non_blocking and name in _COPIES):
+            if not (non_blocking and name in _COPIES and self._shares_a_host_buffer(name, call_tensors, out, device)):
                 self._note_untracked(call_tensors, out, device)
                 return
             self.arm()  # an asynchronous copy: the host and a stream share a buffer
@@ -273,9 +273,23 @@ class StreamTable:
                 if isinstance(tensor, SimulatedTensor):
                     self.host_waited(tensor.device.index)
 
+    @staticmethod
+    def _ends(name: str, call_tensors: list[tuple[torch.Tensor, bool]], out: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """A copy's source and destination (copy_'s destination is its first argument)."""
+        source = call_tensors[0][0] if name == "aten::_to_copy" else call_tensors[-1][0]
+        return source, out if isinstance(out, torch.Tensor) else call_tensors[0][0]
+
+    def _shares_a_host_buffer(self, name: str, call_tensors: list[tuple[torch.Tensor, bool]], out: Any, device: torch.device) -> bool:
+        """A non_blocking copy that leaves a host buffer to a stream: to pinned memory from the device,
+        or from pinned memory to it. From pageable memory CUDA stages the source before returning
+        (kornia's `tensor_to` counts on it): the host is done with it, nothing is shared."""
+        source, destination = self._ends(name, call_tensors, out)
+        if isinstance(source, SimulatedTensor) and device.type != "cuda":
+            return self._pinned(destination)
+        return device.type == "cuda" and not isinstance(source, SimulatedTensor) and self._pinned(source)
+
     def _copy(self, name: str, call_tensors: list[tuple[torch.Tensor, bool]], outputs: list[torch.Tensor], device: torch.device, non_blocking: bool, where: Any) -> None:  # noqa: PLR0913
-        source = call_tensors[-1][0] if name != "aten::_to_copy" else call_tensors[0][0]
-        destination = outputs[0] if outputs else call_tensors[0][0]
+        source, destination = self._ends(name, call_tensors, outputs[0] if outputs else None)
         source_on_device, destination_on_device = isinstance(source, SimulatedTensor), device.type == "cuda"
         source_key = self.device_key(source) if source_on_device else self.key(source)
         destination_key = self.key(destination.elem if isinstance(destination, SimulatedTensor) else destination)

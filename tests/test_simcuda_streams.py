@@ -253,3 +253,13 @@ def test_the_host_is_a_participant_the_sanitizer_does_not_have() -> None:
         ordering.access(HOST, (7,), False, "sum", None)
     ordering.host_waits(ordering.position(0))
     ordering.access(HOST, (7,), False, "sum", None)
+
+
+def test_a_non_blocking_copy_from_pageable_memory_shares_nothing_with_the_stream() -> None:
+    """CUDA stages a pageable source before the call returns (kornia's `tensor_to` counts on it):
+    the host may overwrite it at once, and tracking does not start for such a copy."""
+    with simulated_cuda(2) as simulation:
+        source = torch.ones(4)
+        moved = source.to("cuda", non_blocking=True)
+        source.fill_(3)
+        assert not simulation.streams.armed and moved.cpu().tolist() == [1.0] * 4
