@@ -23,7 +23,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from simcuda import rules
 from simcuda.pinning import cannot_pin_message
-from simcuda.tensor import OPEN_SERIALS, SimulatedTensor, is_simulated, outside_its_context, real_cpu
+from simcuda.tensor import OPEN_SIMULATIONS, SimulatedTensor, is_simulated, outside_its_context, real_cpu
 from simcuda.unsupported import UNSUPPORTED_OPS, SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ def check_foreign_simulated(tensor_owner: int, owner: int, op: str) -> None:
     is the same simulated device's, as a GPU's memory outlives a test."""
     if owner < 0:
         raise outside_its_context(op)
-    if tensor_owner in OPEN_SERIALS or tensor_owner < 0:
+    if tensor_owner < 0 or any(sim.serial == tensor_owner for sim in OPEN_SIMULATIONS):
         raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", f"{op}: the simulated runner's tensor")
 
 
@@ -210,6 +210,10 @@ def run_on_cpu(func: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
     forced = _with_run_with(torch._C._dispatch_tls_local_include_set(), torch._C._dispatch_tls_local_exclude_set())
     with torch._C._ForceDispatchKeyGuard(*forced):
         return func(*args, **kwargs)
+
+
+def run_kernel(func: torch._ops.OpOverload, call: Unwrapped, with_keys: bool) -> Any:
+    return run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
 
 
 # ATen's and torchvision's dispatch macros: `"nms_kernel" not implemented for 'Half'`.
@@ -271,12 +275,13 @@ class SimulatedDispatch(TorchDispatchMode):
         # except the version counters and view records of in-place ops and views.
         with_keys = simulated and (call.needs_autograd or info.any_alias)
         runner = self.sim.runner
+        draws = runner is not None and info.seeded and device.type == "cuda" and not call.generators
         try:
-            if runner is not None and info.seeded and device.type == "cuda" and not call.generators:
-                with runner.generators.drawing(device.index):  # the device's generator, not the CPU's
-                    out = run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
-            else:
-                out = run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
+            if draws:
+                with runner.generators.drawing(device.index):  # a runner's device generator, not the CPU's
+                    out = run_kernel(func, call, with_keys)
+            else:  # no `with` on the path nearly every op takes
+                out = run_kernel(func, call, with_keys)
         except RuntimeError as error:  # NotImplementedError included
             if (refusal := cpu_kernel_refusal(name, error, device)) is not None:
                 raise SimulationUnsupported(refusal, str(func)) from error

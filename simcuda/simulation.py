@@ -17,14 +17,13 @@ from simcuda.allocations import Allocation, foreign, record
 from simcuda.graphs import GraphTrees, mark_step_restored
 from simcuda.pinning import simulated_pinning
 from simcuda.streams import StreamTable
-from simcuda.tensor import OPEN_SERIALS
+from simcuda.tensor import OPEN_SIMULATIONS
 from simcuda.unsupported import refusals_logged_to
 
 if TYPE_CHECKING:
     from simcuda.runner import Runner
 
 DEFAULT_DEVICE_COUNT = 2
-_RUNNING: list[Simulation] = []  # the contexts open now, innermost last
 _SERIALS = itertools.count(1)
 
 
@@ -67,8 +66,14 @@ class Simulation:
         count = self._device_count
         return count if isinstance(count, int) else count()
 
-    def normalize(self, device: torch.device) -> torch.device:
+    def normalize(self, device: torch.device | str | int) -> torch.device:
         return rules.normalize(device, self.current, self.device_count)
+
+    def index_of(self, device: torch.device | str | int | None = None) -> int:
+        """torch.cuda's `device` argument as an index (None or a negative index: the current one)."""
+        if device is None or (isinstance(device, int) and device < 0):
+            return self.current
+        return self.normalize(device).index
 
     def set_device(self, device: torch.device | str | int) -> None:
         target = self.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device))
@@ -108,7 +113,7 @@ class Simulation:
 
 def current_simulation() -> Simulation | None:
     """The innermost `simulated_cuda()` context open now, or None."""
-    return _RUNNING[-1] if _RUNNING else None
+    return OPEN_SIMULATIONS[-1] if OPEN_SIMULATIONS else None
 
 
 @contextlib.contextmanager
@@ -116,7 +121,7 @@ def enclosing_modes_suspended() -> Iterator[None]:
     """A simulation opened inside another (a simcuda:N test under the runner) runs as one runs
     beside real CUDA: the enclosing one's modes are off the stacks until it ends, and the
     enclosing one's tensors are real CUDA tensors to it (dispatch.py)."""
-    if not _RUNNING:
+    if not OPEN_SIMULATIONS:
         yield
         return
     functions = [torch._C._pop_torch_function_stack() for _ in range(torch._C._len_torch_function_stack())]
@@ -142,10 +147,8 @@ def simulated_cuda(device_count: int | Callable[[], int] = DEFAULT_DEVICE_COUNT,
     sim = Simulation(device_count, runner)
     with contextlib.ExitStack() as stack:
         stack.enter_context(enclosing_modes_suspended())
-        _RUNNING.append(sim)
-        OPEN_SERIALS.append(sim.serial)
-        stack.callback(_RUNNING.remove, sim)
-        stack.callback(OPEN_SERIALS.remove, sim.serial)
+        OPEN_SIMULATIONS.append(sim)
+        stack.callback(OPEN_SIMULATIONS.remove, sim)
         stack.enter_context(refusals_logged_to(sim.refusals))
         stack.enter_context(mark_step_restored())
         sim.streams.pinned = stack.enter_context(simulated_pinning())

@@ -45,13 +45,6 @@ class SimulatedGenerator(metaclass=_GeneratorType):
     pass
 
 
-def device_index(sim: Simulation, device: Any = None) -> int:
-    """torch.cuda's `device` argument (None: the current device; an index, a name, a torch.device)."""
-    if device is None or (isinstance(device, int) and device < 0):
-        return sim.current
-    return sim.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index
-
-
 def refuse(feature: str) -> Callable[..., Any]:
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise SimulationUnsupported(feature)
@@ -96,7 +89,7 @@ def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
 
     def index(device: Any = None) -> int:
         runner.start_cuda()
-        return device_index(sim, device)
+        return sim.index_of(device)
 
     def get_device_properties(device: Any = None) -> Any:
         if isinstance(device, int) and not 0 <= device < sim.device_count:
@@ -107,10 +100,9 @@ def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
         index(device)  # starts CUDA, as the real one does
         sim.streams.synchronize(device)
 
-    def fresh_seed(device: int) -> int:
-        seed = torch.Generator().seed()
-        generators.manual_seed(device, seed)
-        return seed
+    def set_rng_state_all(states: list[torch.Tensor]) -> None:
+        for device, state in enumerate(states):
+            generators.set_state(index(device), state)
 
     def started(function: Callable[..., Any]) -> Callable[..., Any]:
         def starting(*args: Any, **kwargs: Any) -> Any:
@@ -131,10 +123,10 @@ def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
         "get_rng_state": lambda device="cuda": generators.get_state(index(device)),
         "set_rng_state": lambda state, device="cuda": generators.set_state(index(device), state),
         "get_rng_state_all": lambda: [generators.get_state(index(i)) for i in range(sim.device_count)],
-        "set_rng_state_all": lambda states: [generators.set_state(index(i), state) for i, state in enumerate(states)] and None,
+        "set_rng_state_all": set_rng_state_all,
         "manual_seed": lambda seed: generators.manual_seed(sim.current, seed),
         "manual_seed_all": generators.manual_seed_all,
-        "seed": lambda: fresh_seed(sim.current) and None,
+        "seed": lambda: generators.manual_seed(sim.current, torch.Generator().seed()),
         "seed_all": lambda: generators.manual_seed_all(torch.Generator().seed()),
         "initial_seed": lambda: generators.initial_seed(index()),
     }
@@ -169,8 +161,8 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         "synchronize": sim.streams.synchronize,
         "Stream": SimulatedStream,
         "Event": SimulatedEvent,
-        "current_stream": lambda device=None: sim.streams.current(device_index(sim, device)),
-        "default_stream": lambda device=None: sim.streams.default(device_index(sim, device)),
+        "current_stream": lambda device=None: sim.streams.current(sim.index_of(device)),
+        "default_stream": lambda device=None: sim.streams.default(sim.index_of(device)),
         "set_stream": lambda stream: stream is not None and sim.streams.set_current(stream),
         "stream": sim.streams.using,
         "is_current_stream_capturing": lambda: False,
@@ -241,7 +233,7 @@ def accelerator_api(sim: Simulation) -> dict[str, Any]:
         "current_device_index": lambda: sim.current,
         "set_device_index": set_device_index,
         "synchronize": sim.streams.synchronize,
-        "current_stream": lambda device=None: sim.streams.current(device_index(sim, device)),  # torch.optim asks it whether it is capturing
+        "current_stream": lambda device=None: sim.streams.current(sim.index_of(device)),  # torch.optim asks it whether it is capturing
         "set_stream": lambda stream: sim.streams.set_current(stream),
     }
 

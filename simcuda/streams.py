@@ -26,7 +26,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 
 from simcuda.allocations import caller_frame
 from simcuda.ordering import HOST, Access, Ordering, ReusedMemoryRace, StreamRace
-from simcuda.tensor import SimulatedTensor
+from simcuda.tensor import OPEN_SIMULATIONS, SimulatedTensor
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -347,10 +347,8 @@ class SimulatedStream:
     waited for by ordering.py (the work itself runs at once on the CPU data)."""
 
     def __init__(self, device: Any = None, priority: int = 0, *, _table: StreamTable | None = None, _kind: str = "a side", **_: Any) -> None:
-        from simcuda.simulation import current_simulation
-
-        table = _table or _table_of(current_simulation())
-        index = table.sim.current if device is None else table.sim.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index
+        table = _table or _table_of_the_open_simulation()
+        index = table.sim.index_of(device)
         self._table = table
         self.device_index = index
         self.device = torch.device("cuda", index)
@@ -435,13 +433,11 @@ class SimulatedEvent:
         raise SimulationUnsupported("CUDA event timing (elapsed_time): the simulation has no GPU clock")
 
 
-def _table_of(sim: Simulation | None) -> StreamTable:
-    if sim is None:
+def _table_of_the_open_simulation() -> StreamTable:
+    if not OPEN_SIMULATIONS:
         raise RuntimeError("a simulated CUDA stream outside simulated_cuda()")
-    return sim.streams
+    return OPEN_SIMULATIONS[-1].streams
 
 
 def _current_stream() -> SimulatedStream:
-    from simcuda.simulation import current_simulation
-
-    return _table_of(current_simulation()).current()
+    return _table_of_the_open_simulation().current()
