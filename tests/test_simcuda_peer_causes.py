@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch import nn
 
-from simcuda import is_simulated, real_cpu, simulated_cuda
+from simcuda import gpu_vars, is_simulated, real_cpu, simulated_cuda
 
 DEVICE = torch.device("cuda:1")
 
@@ -169,6 +169,30 @@ def test_to_another_tensor_of_a_tvtensor_class_under_its_return_type() -> None:
     assert torch.equal(expected.as_subclass(torch.Tensor), got.as_subclass(torch.Tensor))
     with simulated_cuda(2), tv_tensors.set_return_type("TVTensor"), pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         torch.zeros(1, 4).to(boxes.to(DEVICE)) + torch.ones(4)
+
+
+@pytest.mark.parametrize("non_blocking", [False, True], ids=["blocking", "non_blocking"])
+def test_a_tvtensor_moved_back_to_the_cpu_is_a_cpu_tvtensor(non_blocking: bool) -> None:
+    """`image.to("cpu")` of a TVTensor on the device: torchvision re-wraps the CPU result in the
+    class it was called on (TVTensor._wrap_output), which inside the simulation is the simulated
+    twin; the result must be the CPU TVTensor it is on a GPU, not a twin without its data (found by
+    the torchvision stream sweep: every op on an Image or Mask brought back raised). Twin: read
+    before the stream is synchronized, the non-blocking copy is still a race."""
+    from torchvision import tv_tensors
+
+    from simcuda import StreamRace
+
+    samples = (tv_tensors.Image(torch.rand(3, 4, 4)), tv_tensors.Mask(torch.ones(4, 4)),
+               tv_tensors.BoundingBoxes(torch.tensor([[0.0, 1.0, 2.0, 3.0]]), format="XYXY", canvas_size=(4, 4)))
+    with simulated_cuda(2):
+        for sample in samples:
+            moved = sample.pin_memory().to(DEVICE).to("cpu", non_blocking=non_blocking)
+            torch.cuda.current_stream(DEVICE).synchronize()
+            assert (type(moved), moved.device, gpu_vars(moved)) == (type(sample), torch.device("cpu"), vars(sample))
+            assert torch.equal(moved.sum(), sample.sum()) and torch.equal(moved.as_subclass(torch.Tensor), sample.as_subclass(torch.Tensor))
+    if non_blocking:
+        with simulated_cuda(2), pytest.raises(StreamRace, match="read by aten::sum on the host"):
+            samples[0].pin_memory().to(DEVICE).to("cpu", non_blocking=True).sum()
 
 
 class LegacySubclass(torch.Tensor):
