@@ -20,7 +20,7 @@ from simcuda.allocations import caller_summary
 from simcuda.graphs import simulated_compile
 from simcuda.serialization import loadable, simulated_load
 from simcuda.streams import SimulatedEvent, SimulatedStream
-from simcuda.tensor import is_simulated, real_cpu, wrap
+from simcuda.tensor import is_simulated, real_cpu, stood_for, wrap
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -240,10 +240,12 @@ def accelerator_api(sim: Simulation) -> dict[str, Any]:
 
 def simulated_as_subclass(original: Callable[..., Any]) -> Callable[..., Any]:
     """`Tensor.as_subclass` (which no torch function mode sees): a simulated tensor made an
-    instance of `cls` stays on the simulated device, as a CUDA tensor of a TVTensor class does."""
+    instance of `cls` stays on the simulated device, as a CUDA tensor of a TVTensor class does; a
+    CPU tensor made an instance of a simulated twin (torchvision re-wraps `image.to("cpu")` in the
+    class it was called on) becomes one of the class the twin stands for, as on a GPU."""
 
     def as_subclass(tensor: torch.Tensor, cls: type) -> torch.Tensor:
-        return wrap(tensor.elem, tensor.device, like=cls) if is_simulated(tensor) else original(tensor, cls)
+        return wrap(tensor.elem, tensor.device, like=cls) if is_simulated(tensor) else original(tensor, stood_for(cls))
 
     return as_subclass
 

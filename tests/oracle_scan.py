@@ -20,7 +20,7 @@ FINDING_NAMES = frozenset({"BugObserved", "observe", "FINDING"})
 PROTOCOL_FILES = frozenset({"fixtures/known_bugs/outcomes.py"})
 # Proxies whose functions decide what a suite sees without raising (they return findings): every
 # function of theirs that a suite imports is an oracle.
-PROXY_MODULES = ("fixtures/proxies/meta_proxy.py", "fixtures/proxies/module_state.py")
+PROXY_MODULES = ("fixtures/proxies/meta_proxy.py", "fixtures/proxies/module_state.py", "fixtures/proxies/stream_proxy.py")
 # Calls that test an exception's type rather than raise one.
 TYPE_TESTS = frozenset({"isinstance", "issubclass", "errisinstance"})
 CATCHES_MARKER = "catches"

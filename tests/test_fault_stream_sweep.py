@@ -1,4 +1,4 @@
-"""The stream sweep's oracle (suites/kornia_sweeps/test_stream_sweep.py) can fail: a callable
+"""The stream sweeps' oracle (fixtures/proxies/stream_proxy.py, used by suites/*_sweeps/test_stream_sweep.py) can fail: a callable
 shaped like kornia 0.9.0's per-device JPEG-table cache without its synchronize (the tables filled
 on one stream, read from another without waiting) is a finding naming both accesses; the same
 cache with kornia's `current_stream().synchronize()` after filling it, and a call with no shared
@@ -13,7 +13,7 @@ import torch
 
 from fixtures.proxies.meta_proxy import CLEAN, FINDING
 from simcuda import simulated_cuda
-from suites.kornia_sweeps.test_stream_sweep import STREAM_RACE, on_two_streams
+from fixtures.proxies.stream_proxy import STREAM_RACE, on_two_streams
 
 
 class CachingCall:
@@ -40,10 +40,10 @@ class PlainCall:
 def stream_sweep_result(user: object) -> object:
     with simulated_cuda(2) as simulation:
         simulation.set_device(1)
-        return on_two_streams(user, torch.device("cuda:1"), simulation.streams)
+        return on_two_streams(user.call, torch.device("cuda:1"), simulation.streams)
 
 
-@pytest.mark.catches("suites/kornia_sweeps/test_stream_sweep.py::on_two_streams")
+@pytest.mark.catches("fixtures/proxies/stream_proxy.py::on_two_streams")
 def test_fault_a_cache_filled_on_one_stream_read_from_another() -> None:
     result = stream_sweep_result(CachingCall(synchronize_after_filling=False))
     assert (result.kind, result.found) == (FINDING, STREAM_RACE), result.detail

@@ -1,0 +1,27 @@
+"""Stream sweep (the torchvision-8587 / -9606 class) over torchvision: every public transform of
+`torchvision.transforms.v2` on TV tensors that arrive pinned and `non_blocking` and leave the
+same way, used from two streams on the simulated device (`fixtures/proxies/stream_proxy.py`).
+Findings: `stream-race` (a race, naming both accesses) or `wrong-device-output`; a call the
+simulation cannot run, or that fails on the device, is inconclusive.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fixtures.proxies.stream_proxy import on_two_streams
+from simcuda.simulation import Simulation
+
+pytest.importorskip("torchvision.tv_tensors", reason="TV tensors came with torchvision 0.16 (as datapoints in 0.15)")
+from suites.torchvision_sweeps.targets import swept_names, transform_call  # noqa: E402 - after the release check
+
+SIMULATED_DEVICE = "simcuda:1"  # not the default device, so "made on cuda:0" shows
+
+
+@pytest.mark.simulable
+@pytest.mark.devices(SIMULATED_DEVICE)
+@pytest.mark.parametrize("name", swept_names())
+def test_transform_from_two_streams(device: str, simulation: Simulation, name: str, sweep_record) -> None:
+    sweep_record("stream", f"torchvision.transforms.v2.{name}", SIMULATED_DEVICE,
+                 on_two_streams(transform_call(name), torch.device(device), simulation.streams))
