@@ -1,37 +1,46 @@
-"""A peer's own test suite on the simulated device: kornia's tests run plainly on the CPU and with
-`pytest --simcuda` (the simulated cuda:1), folder by folder, compared test by test.
+"""A peer's own test suite on the simulated device: its tests run plainly on the CPU and with
+`pytest --simcuda` (the simulated cuda:1), group by group, compared test by test.
 
-    python bench/simcuda_peer_suite.py --kornia-repo PATH [--commit b4f5a78a1] [--folders ...] [--repeat N]
+    python bench/simcuda_peer_suite.py PEER --repo PATH [--commit REF] [--groups ...] [--pythonpath DIR] [--repeat N]
 
-PATH is a kornia git repository (a clone, or the bare mirror `fetch` brings); its tests, `testing/`
-and conftest at the commit are exported to a temporary folder and run against the installed
-kornia, with `--dtype float32`. Per folder it prints: tests passing on the CPU, of them passed
+PEER is a table of bench/peer_suites.toml (kornia, timm, torchvision): the files its tests need,
+the commit to take them from, its groups (one pytest session per side each), extra pytest
+arguments and environment. PATH is the peer's git repository (a clone, or the bare mirror `fetch`
+brings); the files are exported from it to a temporary folder and run against the installed
+release (`--pythonpath DIR` puts a `pip install --target DIR` of the peer, or of its test-only
+dependencies, first on the path). Per group it prints: the tests passing on the CPU, of them passed
 on both, failing only simulated (each with its first line: a false alarm of the simulation unless
-the cause says otherwise), refused by feature, and each side's wall time and the ratios of wall
-time and of CPU time (user + system: what other load on the machine changes least). With
-`--repeat N` each side runs N times per folder, alternating, and the fastest of each counts. Not
-a test: it takes minutes (bench/README.md has the figures).
+the cause says otherwise), refused by feature; the cases that run only simulated (CUDA cases the
+CPU run skips): passed, failing (first lines), refused; each side's wall time and the ratios of
+wall time and of CPU time (user + system: what other load on the machine changes least) over the
+whole session. With `--repeat N` each side runs N times per group, alternating, and the fastest of
+each counts. Not a test: it takes minutes (bench/README.md has the figures).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
-FOLDERS = ("augmentation", "color", "enhance", "filters", "geometry")
+PEERS = Path(__file__).with_name("peer_suites.toml")
+PLUGINS = Path(__file__).with_name("peer_plugins")  # pytest plugins a peer's runs may name with -p
+
+Outcomes = dict[str, tuple[str, str]]  # junit test id -> (outcome, first line of the failure)
 
 
-def export_tests(repo: Path, commit: str, into: Path) -> None:
-    archive = subprocess.run(["git", "-C", str(repo), "archive", commit, "tests", "testing", "conftest.py", "pyproject.toml"], capture_output=True, check=True)
+def export_tests(repo: Path, commit: str, paths: list[str], into: Path) -> None:
+    archive = subprocess.run(["git", "-C", str(repo), "archive", commit, *paths], capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
 
 
@@ -40,28 +49,56 @@ class Timing(NamedTuple):
     cpu: float  # the run's user + system seconds: what a busy machine changes least
 
 
-def run(checkout: Path, folder: str, out: Path, simulated: bool) -> tuple[dict[str, tuple[str, str]], Timing, dict]:
-    """(test id -> (outcome, first line of the failure)), the run's times, simcuda's JSON (simulated)."""
-    junit = out / f"{folder}-{'sim' if simulated else 'cpu'}.xml"
-    report = out / f"{folder}-simcuda.json"
-    command = [sys.executable, "-m", "pytest", f"tests/{folder}", "--dtype", "float32", "-q", "-p", "no:cacheprovider",
+class Peer(NamedTuple):
+    commit: str
+    export: list[str]
+    groups: dict[str, list[str]]
+    pytest_args: list[str]
+    plain_env: dict[str, str]
+    simulated_env: dict[str, str]
+
+
+def load_peer(name: str, table: Path = PEERS) -> Peer:
+    peers = tomllib.loads(table.read_text())
+    if name not in peers:
+        raise SystemExit(f"{name}: not a peer of {table.name} (one of: {', '.join(peers)})")
+    peer = peers[name]
+    return Peer(peer["commit"], peer["export"], peer["groups"], peer.get("pytest_args", []),
+                peer.get("plain_env", {}), peer.get("simulated_env", {}))
+
+
+def session_env(pythonpath: list[Path], extra: dict[str, str]) -> dict[str, str]:
+    """This process's environment with the peer's extra variables, PYTHONPATH led by `pythonpath`
+    and the bench's peer plugins."""
+    path = [str(entry) for entry in pythonpath] + [str(PLUGINS)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+    return {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def run(checkout: Path, peer: Peer, group: str, out: Path, simulated: bool, pythonpath: list[Path]) -> tuple[Outcomes, Timing, dict]:
+    """(test id -> (outcome, first line)), the run's times, simcuda's JSON (simulated)."""
+    side = "sim" if simulated else "cpu"
+    junit, report = out / f"{group}-{side}.xml", out / f"{group}-simcuda.json"
+    command = [sys.executable, "-m", "pytest", *peer.groups[group], *peer.pytest_args, "-q", "-p", "no:cacheprovider",
                "--color=no", f"--junitxml={junit}", "-o", "addopts=", "-o", "faulthandler_timeout=300"]
     if simulated:
         command += ["--simcuda", f"--simcuda-report={report}"]
+    env = session_env(pythonpath, peer.simulated_env if simulated else peer.plain_env)
     start, used = time.monotonic(), _children_cpu()
-    with (out / f"{folder}-{'sim' if simulated else 'cpu'}.log").open("w") as log:
-        done = subprocess.run(command, cwd=checkout, stdout=log, stderr=subprocess.STDOUT, check=False)
+    with (out / f"{group}-{side}.log").open("w") as log:
+        done = subprocess.run(command, cwd=checkout, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
     timing = Timing(time.monotonic() - start, _children_cpu() - used)
     if not junit.exists():
-        raise SystemExit(f"{folder} ({'simulated' if simulated else 'cpu'}): pytest exit {done.returncode} wrote no junit; see {log.name}")
+        raise SystemExit(f"{group} ({'simulated' if simulated else 'cpu'}): pytest exit {done.returncode} wrote no junit; see {log.name}")
+    return read_junit(junit), timing, json.loads(report.read_text()) if simulated and report.exists() else {}
+
+
+def read_junit(junit: Path) -> Outcomes:
     outcomes = {}
     for case in ElementTree.parse(junit).iter("testcase"):
-        test = f"{case.get('classname')}::{case.get('name')}"
         problem = next((child for child in case if child.tag in ("failure", "error", "skipped")), None)
-        outcome = "passed" if problem is None else problem.tag
-        message = (problem.get("message") or "").strip().splitlines()[0][:200] if problem is not None and problem.get("message") else ""
-        outcomes[test] = (outcome, message)
-    return outcomes, timing, json.loads(report.read_text()) if simulated and report.exists() else {}
+        message = (problem.get("message") or "").strip() if problem is not None else ""
+        outcomes[f"{case.get('classname')}::{case.get('name')}"] = ("passed" if problem is None else problem.tag, message.splitlines()[0][:200] if message else "")
+    return outcomes
 
 
 def _children_cpu() -> float:
@@ -81,68 +118,95 @@ def junit_id(nodeid: str) -> str:
     return f"{'.'.join([path.removesuffix('.py').replace('/', '.'), *classes])}::{name}"
 
 
-def compare(cpu: dict, sim: dict, simcuda: dict) -> dict:
+def compare(cpu: Outcomes, sim: Outcomes, simcuda: dict) -> dict:
     """Over the tests passing on the CPU: passed on both, failing only simulated (with the first
     line), refused by the simulation (simcuda's own word), skipped by the test itself on a CUDA
-    device (kornia skips some CUDA cases: neither a refusal nor a pass)."""
+    device (kornia skips some CUDA cases: neither a refusal nor a pass). Apart: the cases only the
+    simulated run runs (a CUDA case the CPU run skips, or does not have): passed, failing, refused."""
     passing = [test for test, (outcome, _) in cpu.items() if outcome == "passed"]
     refused = {junit_id(test) for test, outcome in simcuda.get("results", {}).items() if outcome == "refused"}
     skipped = [test for test in passing if test in sim and sim[test][0] == "skipped"]
+    only_simulated = [test for test, (outcome, _) in sim.items() if outcome != "skipped" and cpu.get(test, ("skipped",))[0] == "skipped"]
+    only_simulated_refused = [test for test, (outcome, _) in sim.items() if test in refused and cpu.get(test, ("skipped",))[0] == "skipped"]
     return {
         "passing_on_cpu": len(passing),
         "passed_on_both": sum(1 for test in passing if sim.get(test, ("",))[0] == "passed"),
         "failing_only_simulated": {test: sim[test][1] for test in passing if test in sim and sim[test][0] in ("failure", "error")},
         "refused": sum(1 for test in skipped if test in refused),
         "skipped_by_the_test_on_cuda": {test: sim[test][1] for test in skipped if test not in refused},
+        "only_simulated_passed": sum(1 for test in only_simulated if sim[test][0] == "passed"),
+        "only_simulated_failing": {test: sim[test][1] for test in only_simulated if sim[test][0] in ("failure", "error")},
+        "only_simulated_refused": len(only_simulated_refused),
         "refused_by_feature": simcuda.get("refused_by_feature", {}),
     }
 
 
+COLUMNS = ("cpu pass", "both", "sim only", "refused", "own skip", "cuda pass", "cuda fail", "cuda ref", "cpu s", "sim s", "ratio", "cpu-time ratio")
+
+
+def row(name: str, counts: list[int], cpu: Timing, sim: Timing) -> str:
+    return (f"{name:<20} " + " ".join(f"{count:>{len(column)}}" for count, column in zip(counts, COLUMNS)) +
+            f" {cpu.wall:>5.1f} {sim.wall:>5.1f} {sim.wall / max(cpu.wall, 1e-9):>5.2f} {sim.cpu / max(cpu.cpu, 1e-9):>14.2f}")
+
+
+def counts_of(result: dict) -> list[int]:
+    return [result["passing_on_cpu"], result["passed_on_both"], len(result["failing_only_simulated"]), result["refused"],
+            len(result["skipped_by_the_test_on_cuda"]), result["only_simulated_passed"], len(result["only_simulated_failing"]),
+            result["only_simulated_refused"]]
+
+
+def report(group: str, result: dict, cpu: Timing, sim: Timing) -> None:
+    print(row(group, counts_of(result), cpu, sim))
+    for test, message in result["failing_only_simulated"].items():
+        print(f"    failing only simulated: {test}: {message}")
+    for test, message in result["only_simulated_failing"].items():
+        print(f"    cuda case failing: {test}: {message}")
+    for feature, count in result["refused_by_feature"].items():
+        print(f"    refused {count} x {feature}")
+    for reason, count in Counter(result["skipped_by_the_test_on_cuda"].values()).items():
+        print(f"    skipped by the test on CUDA {count} x: {reason}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kornia-repo", type=Path, required=True)
-    parser.add_argument("--commit", default="b4f5a78a1")
-    parser.add_argument("--folders", nargs="+", default=list(FOLDERS))
+    parser.add_argument("peer", help=f"a table of {PEERS.name}")
+    parser.add_argument("--repo", type=Path, required=True, help="the peer's git repository")
+    parser.add_argument("--commit", default=None, help="where its tests are taken from (default: the table's)")
+    parser.add_argument("--groups", nargs="+", default=None, help="the table's groups to run (default: all)")
+    parser.add_argument("--pythonpath", type=Path, action="append", default=[], help="first on the runs' path (repeatable)")
     parser.add_argument("--out", type=Path, default=None, help="where the junit and JSON files go (default: a temporary folder)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each side per folder, alternating; the fastest counts (default 1)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each side per group, alternating; the fastest counts (default 1)")
     arguments = parser.parse_args(argv)
     if arguments.repeat < 1:
         parser.error(f"--repeat: {arguments.repeat} runs; give 1 or more")
+    peer = load_peer(arguments.peer)
+    groups = arguments.groups or list(peer.groups)
+    if unknown := [group for group in groups if group not in peer.groups]:
+        parser.error(f"--groups: {', '.join(unknown)}: not a group of {arguments.peer} (one of: {', '.join(peer.groups)})")
     with tempfile.TemporaryDirectory() as scratch:
-        checkout = Path(scratch) / "kornia"
+        checkout = Path(scratch) / arguments.peer
         checkout.mkdir()
-        export_tests(arguments.kornia_repo, arguments.commit, checkout)
+        export_tests(arguments.repo, arguments.commit or peer.commit, peer.export, checkout)
         out = arguments.out or Path(scratch) / "out"
         out.mkdir(parents=True, exist_ok=True)
-        totals: Counter = Counter()
-        print(f"{'folder':<13} {'cpu pass':>8} {'both':>6} {'sim only':>8} {'refused':>7} {'own skip':>8} {'cpu s':>7} {'sim s':>7} {'ratio':>5} {'cpu-time ratio':>14}")
-        for folder in arguments.folders:
+        totals, cpu_total, sim_total = [0] * 8, Timing(0.0, 0.0), Timing(0.0, 0.0)
+        print(f"{'group':<20} " + " ".join(COLUMNS))
+        for group in groups:
             cpu_times, sim_times, results = [], [], []
             for _ in range(arguments.repeat):  # alternating, so a slow spell of the machine hits both sides
-                cpu, cpu_time, _ = run(checkout, folder, out, simulated=False)
-                sim, sim_time, simcuda = run(checkout, folder, out, simulated=True)
+                cpu, cpu_time, _ = run(checkout, peer, group, out, False, arguments.pythonpath)
+                sim, sim_time, simcuda = run(checkout, peer, group, out, True, arguments.pythonpath)
                 cpu_times.append(cpu_time)
                 sim_times.append(sim_time)
                 results.append(compare(cpu, sim, simcuda))
             result, cpu_time, sim_time = results[0], fastest(cpu_times), fastest(sim_times)
             if any(other != result for other in results[1:]):
-                print(f"    {folder}: the repeats compare differently (a flaky test); the first is shown")
-            own = result["skipped_by_the_test_on_cuda"]
-            totals.update({"cpu": result["passing_on_cpu"], "both": result["passed_on_both"], "only": len(result["failing_only_simulated"]),
-                           "refused": result["refused"], "own": len(own), "cpu_s": cpu_time.wall, "sim_s": sim_time.wall,
-                           "cpu_cpu": cpu_time.cpu, "sim_cpu": sim_time.cpu})
-            print(f"{folder:<13} {result['passing_on_cpu']:>8} {result['passed_on_both']:>6} {len(result['failing_only_simulated']):>8} "
-                  f"{result['refused']:>7} {len(own):>8} {cpu_time.wall:>7.1f} {sim_time.wall:>7.1f} {sim_time.wall / cpu_time.wall:>5.2f} "
-                  f"{sim_time.cpu / cpu_time.cpu:>14.2f}")
-            for test, message in result["failing_only_simulated"].items():
-                print(f"    failing only simulated: {test}: {message}")
-            for feature, count in result["refused_by_feature"].items():
-                print(f"    refused {count} x {feature}")
-            for reason, count in Counter(own.values()).items():
-                print(f"    skipped by the test on CUDA {count} x: {reason}")
-        print(f"{'all':<13} {totals['cpu']:>8} {totals['both']:>6} {totals['only']:>8} {totals['refused']:>7} {totals['own']:>8} "
-              f"{totals['cpu_s']:>7.1f} {totals['sim_s']:>7.1f} {totals['sim_s'] / max(totals['cpu_s'], 1e-9):>5.2f} "
-              f"{totals['sim_cpu'] / max(totals['cpu_cpu'], 1e-9):>14.2f}")
+                print(f"    {group}: the repeats compare differently (a flaky test); the first is shown")
+            report(group, result, cpu_time, sim_time)
+            totals = [total + count for total, count in zip(totals, counts_of(result))]
+            cpu_total = Timing(cpu_total.wall + cpu_time.wall, cpu_total.cpu + cpu_time.cpu)
+            sim_total = Timing(sim_total.wall + sim_time.wall, sim_total.cpu + sim_time.cpu)
+        print(row("all", totals, cpu_total, sim_total))
     return 0
 
 

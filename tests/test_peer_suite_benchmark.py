@@ -22,6 +22,33 @@ def test_only_tests_passing_on_cpu_are_compared_and_each_lands_in_one_bin() -> N
     assert result["refused"] == 1 and result["skipped_by_the_test_on_cuda"] == {"t.A::own": "CPU only"}
 
 
+def test_cuda_cases_only_the_simulated_run_runs_are_counted_apart() -> None:
+    """torchvision's `cpu_and_cuda()` cases: the CPU run skips the cuda ones (or, under another
+    device variable, has none); they are neither compared nor lost."""
+    cpu = {"t.A::f[cpu]": ("passed", ""), "t.A::f[cuda]": ("skipped", "CUDA not available")}
+    sim = {"t.A::f[cpu]": ("passed", ""), "t.A::f[cuda]": ("passed", ""), "t.A::g[cuda]": ("failure", "AssertionError: y"),
+           "t.A::h[cuda]": ("skipped", "simulated CUDA cannot run this: nvJPEG"), "t.A::k[cuda]": ("skipped", "needs two GPUs")}
+    simcuda = {"results": {"t/A.py::h[cuda]": "refused"}}
+    result = bench.compare(cpu, sim, simcuda)
+    assert (result["passing_on_cpu"], result["passed_on_both"]) == (1, 1)
+    assert result["only_simulated_passed"] == 1 and result["only_simulated_failing"] == {"t.A::g[cuda]": "AssertionError: y"}
+    assert result["only_simulated_refused"] == 1
+
+
+def test_every_peer_of_the_table_names_its_commit_files_and_groups() -> None:
+    for name in ("kornia", "timm", "torchvision"):
+        peer = bench.load_peer(name)
+        assert peer.commit and peer.export and peer.groups and all(peer.groups.values())
+
+
+def test_an_unknown_peer_or_group_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit, match="jax: not a peer of peer_suites.toml"):
+        bench.main(["jax", "--repo", str(REPO)])
+    with pytest.raises(SystemExit):
+        bench.main(["kornia", "--repo", str(REPO), "--groups", "colour"])
+    assert "--groups: colour: not a group of kornia" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("nodeid", "junit"), [("tests/a/b.py::T::f[x]", "tests.a.b.T::f[x]"), ("tests/c.py::g", "tests.c::g")])
 def test_pytest_ids_are_read_in_junit_form(nodeid: str, junit: str) -> None:
     assert bench.junit_id(nodeid) == junit
@@ -34,5 +61,5 @@ def test_the_fastest_of_each_time_counts_over_repeats() -> None:
 
 def test_no_runs_at_all_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        bench.main(["--kornia-repo", str(REPO), "--repeat", "0"])
+        bench.main(["kornia", "--repo", str(REPO), "--repeat", "0"])
     assert "--repeat: 0 runs; give 1 or more" in capsys.readouterr().err
