@@ -195,6 +195,41 @@ def test_a_tvtensor_moved_back_to_the_cpu_is_a_cpu_tvtensor(non_blocking: bool) 
             samples[0].pin_memory().to(DEVICE).to("cpu", non_blocking=True).sum()
 
 
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_aot_autograd_on_a_simulated_tensor_that_requires_grad_is_refused_by_name(dynamic: bool) -> None:
+    """Issue 29, cause 8: AOTAutograd (`aot_function`, `torch.library.opcheck`'s aot_dispatch
+    tests) handles a tensor subclass by putting autograd on the wrapper, where the simulation keeps
+    it on the CPU data (tensor.py): with an input that requires grad it failed deep inside (an
+    AssertionError of its subclass wrapper, "the callback you passed in doesn't detach"). It is a
+    refusal naming the feature and the entry point. Twin: without grad it runs, as on a GPU."""
+    from functorch.compile import aot_function, nop
+
+    from simcuda import SimulationUnsupported
+
+    with simulated_cuda(2):
+        x = torch.rand(3, device=DEVICE, requires_grad=True)
+        with pytest.raises(SimulationUnsupported, match=r"AOTAutograd on a simulated tensor that requires grad \(.+\)"):
+            aot_function(lambda t: t.sin().sum(), fw_compiler=nop, dynamic=dynamic)(x)
+        y = torch.rand(3, device=DEVICE)
+        out = aot_function(lambda t: t.sin() * 2, fw_compiler=nop, dynamic=dynamic)(y)
+        assert out.device == DEVICE and torch.equal(real_cpu(out), real_cpu(y).sin() * 2)
+
+
+def test_opcheck_of_an_op_with_simulated_inputs_that_require_grad_is_a_refusal() -> None:
+    """torchvision's test_ops.py runs `torch.library.opcheck` on its ops: its aot_dispatch test
+    wraps the refusal in an OpCheckError, which stays a refusal (its cause)."""
+    import torchvision  # noqa: F401 - registers torchvision's ops
+
+    from simcuda.unsupported import is_refusal
+
+    with simulated_cuda(2):
+        x = torch.rand(1, 2, 8, 8, device=DEVICE, requires_grad=True)
+        rois = torch.tensor([[0, 0.0, 0.0, 4.0, 4.0]], device=DEVICE)
+        with pytest.raises(Exception) as raised:  # noqa: PT011 - opcheck's own error type, checked below
+            torch.library.opcheck(torch.ops.torchvision.roi_align.default, (x, rois, 1.0, 2, 2, 2, False), test_utils=("test_aot_dispatch_dynamic",))
+        assert is_refusal(raised.value), raised.value
+
+
 class LegacySubclass(torch.Tensor):
     """A subclass made the legacy way, `LegacySubclass(tensor)` (torchvision's tests do)."""
 
