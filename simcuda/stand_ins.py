@@ -250,6 +250,24 @@ def simulated_as_subclass(original: Callable[..., Any]) -> Callable[..., Any]:
     return as_subclass
 
 
+# AOTAutograd (aot_function, torch.library.opcheck's aot_dispatch tests) handles a tensor subclass
+# by putting autograd on the wrapper; the simulation keeps it on the CPU data (tensor.py).
+AOT_WITH_GRAD = "AOTAutograd on a simulated tensor that requires grad"
+_AOT_AUTOGRAD = "torch._functorch."
+
+
+def fake_from_tensor(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`FakeTensorMode.from_tensor`, where AOTAutograd's dynamic tracing meets its inputs: a
+    simulated tensor that requires grad is refused (AOT_WITH_GRAD); others convert as they do."""
+
+    def from_tensor(mode: Any, tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if is_simulated(tensor) and tensor.requires_grad:
+            raise SimulationUnsupported(AOT_WITH_GRAD, "torch._subclasses.fake_tensor.FakeTensorMode.from_tensor")
+        return original(mode, tensor, *args, **kwargs)
+
+    return from_tensor
+
+
 def custom_function_apply(original: Any) -> classmethod:
     """`torch.autograd.Function.apply` for simulated inputs: the C++ apply builds the function's
     node only for inputs that require grad, which a simulated tensor never does itself (autograd
@@ -262,6 +280,8 @@ def custom_function_apply(original: Any) -> classmethod:
         bound = original.__get__(None, cls)
         if not simulated:
             return bound(*args, **kwargs)
+        if cls.__module__.startswith(_AOT_AUTOGRAD):  # its forward unwraps subclasses itself
+            raise SimulationUnsupported(AOT_WITH_GRAD, f"{cls.__module__}.{cls.__qualname__}.apply")
         unwrap = lambda leaf: real_cpu(leaf) if isinstance(leaf, torch.Tensor) else leaf  # noqa: E731
         out = bound(*tree_map(unwrap, args), **tree_map(unwrap, kwargs))
         device = simulated[0].device
@@ -338,6 +358,8 @@ def swapped(sim: Simulation) -> Iterator[None]:
     function = torch.autograd.function.Function
     targets.append((function, "apply", custom_function_apply(function.__dict__["apply"])))
     targets.append((torch.Tensor, "as_subclass", simulated_as_subclass(torch._C.TensorBase.as_subclass)))
+    fake_mode = torch._subclasses.fake_tensor.FakeTensorMode
+    targets.append((fake_mode, "from_tensor", fake_from_tensor(fake_mode.__dict__["from_tensor"])))
     # Its binding parses the stream before any mode sees the call: a simulated stream is not a torch.Stream.
     targets.append((torch.Tensor, "record_stream", lambda tensor, stream: sim.streams.record_stream(tensor, stream)))
     targets.append((torch, "load", simulated_load(torch.load)))
