@@ -230,6 +230,32 @@ def test_opcheck_of_an_op_with_simulated_inputs_that_require_grad_is_a_refusal()
         assert is_refusal(raised.value), raised.value
 
 
+def test_device_properties_answer_as_the_runners_simulated_gpu() -> None:
+    """torchvision's roi_align asks `is_compile_supported("cuda")` under deterministic algorithms,
+    which reads the device's capability (`torch.cuda.get_device_properties`): a simcuda:N test
+    refused there (60 of torchvision's test_ops.py cases). It answers the simulated runner's
+    figures (an H100's capability, a name no one takes for a real GPU), and roi_align takes the
+    path a GPU with Triton takes, equal to the CPU's. Twin: an index past the simulated devices
+    fails as torch.cuda's own check does."""
+    import torchvision
+
+    x = torch.rand(1, 2, 8, 8, dtype=torch.float64)
+    rois = torch.tensor([[0, 0.0, 0.0, 4.0, 4.0]], dtype=torch.float64)
+    expected = torchvision.ops.roi_align(x, rois, output_size=2)
+    with simulated_cuda(2):
+        properties = torch.cuda.get_device_properties(1)
+        assert (properties.name, torch.cuda.get_device_capability(1)) == ("simcuda simulated GPU (no real GPU)", (9, 0))
+        assert torch.cuda.get_device_name() == properties.name
+        torch.use_deterministic_algorithms(True)
+        try:
+            got = torchvision.ops.roi_align(x.to(DEVICE), rois.to(DEVICE), output_size=2)
+        finally:
+            torch.use_deterministic_algorithms(False)
+        assert got.device == DEVICE and torch.allclose(real_cpu(got), expected)
+        with pytest.raises(AssertionError, match="Invalid device id"):
+            torch.cuda.get_device_properties(2)
+
+
 class LegacySubclass(torch.Tensor):
     """A subclass made the legacy way, `LegacySubclass(tensor)` (torchvision's tests do)."""
 
