@@ -18,6 +18,7 @@ from torch.utils._pytree import tree_leaves, tree_map
 
 from simcuda.allocations import caller_summary
 from simcuda.graphs import simulated_compile
+from simcuda.runner import device_properties
 from simcuda.serialization import loadable, simulated_load
 from simcuda.streams import SimulatedEvent, SimulatedStream
 from simcuda.tensor import is_simulated, real_cpu, stood_for, wrap
@@ -82,6 +83,12 @@ def cpu_rng(sim: Simulation) -> dict[str, Any]:
     }
 
 
+def checked_device(sim: Simulation, device: Any) -> Any:
+    if isinstance(device, int) and not 0 <= device < sim.device_count:
+        raise AssertionError("Invalid device id")  # torch.cuda.get_device_properties' text
+    return device
+
+
 def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
     """The runner's own answers: lazy init, device properties, one generator per device with
     CUDA-shaped states (runner.py). Entry points whose real ones start CUDA start it here too."""
@@ -92,9 +99,7 @@ def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
         return sim.index_of(device)
 
     def get_device_properties(device: Any = None) -> Any:
-        if isinstance(device, int) and not 0 <= device < sim.device_count:
-            raise AssertionError("Invalid device id")  # torch.cuda.get_device_properties' text
-        return runner.properties(index(device))
+        return runner.properties(index(checked_device(sim, device)))
 
     def synchronize(device: Any = None) -> None:
         index(device)  # starts CUDA, as the real one does
@@ -154,6 +159,8 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         "is_available": lambda: True,
         "is_initialized": lambda: True,  # the simulated CUDA has started: its context is open
         "device_count": lambda: sim.device_count,
+        # The runner's simulated GPU (capability decides library paths: bf16, TF32, Triton).
+        "get_device_properties": lambda device=None: device_properties(sim.index_of(checked_device(sim, device))),
         "current_device": lambda: sim.current,
         "set_device": sim.set_device,
         "_exchange_device": exchange_device,

@@ -119,7 +119,7 @@ def test_a_cpu_dtype_error_of_an_op_without_a_cuda_kernel_still_fails() -> None:
 
 
 def test_a_cuda_entry_point_without_a_stand_in_is_refused_by_its_name() -> None:
-    """torchvision's roi_align reaches torch.cuda.get_device_properties (is_compile_supported): the
-    refusal names that function, not only "a CUDA entry point"."""
-    with simulated_cuda(2), pytest.raises(SimulationUnsupported, match=r"torch\.cuda\.get_device_properties"):
-        torch.cuda.get_device_properties(1)
+    """A torch.cuda function that starts CUDA and has no stand-in (peer access: a fact of the real
+    GPUs' topology) is refused naming that function, not only "a CUDA entry point"."""
+    with simulated_cuda(2), pytest.raises(SimulationUnsupported, match=r"torch\.cuda\.can_device_access_peer"):
+        torch.cuda.can_device_access_peer(0, 1)
