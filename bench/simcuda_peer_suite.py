@@ -14,7 +14,9 @@ the cause says otherwise), refused by feature; the cases that run only simulated
 CPU run skips): passed, failing (first lines), refused; each side's wall time and the ratios of
 wall time and of CPU time (user + system: what other load on the machine changes least) over the
 whole session. With `--repeat N` each side runs N times per group, alternating, and the fastest of
-each counts. Not a test: it takes minutes (bench/README.md has the figures).
+each counts; the last column is the ratio of the tests' own times over the tests passed on both
+sides (junit's), for a session that also runs cases of one side only. Not a test: it takes
+minutes (bench/README.md has the figures).
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ from typing import NamedTuple
 PEERS = Path(__file__).with_name("peer_suites.toml")
 PLUGINS = Path(__file__).with_name("peer_plugins")  # pytest plugins a peer's runs may name with -p
 
-Outcomes = dict[str, tuple[str, str]]  # junit test id -> (outcome, first line of the failure)
+
+class Outcome(NamedTuple):
+    outcome: str  # passed, failure, error, skipped (junit's words)
+    message: str = ""  # the first line of the failure or skip
+    seconds: float = 0.0  # the test's own time (setup, call, teardown)
+
+
+Outcomes = dict[str, Outcome]  # junit test id -> its outcome
 
 
 def export_tests(repo: Path, commit: str, paths: list[str], into: Path) -> None:
@@ -97,7 +106,8 @@ def read_junit(junit: Path) -> Outcomes:
     for case in ElementTree.parse(junit).iter("testcase"):
         problem = next((child for child in case if child.tag in ("failure", "error", "skipped")), None)
         message = (problem.get("message") or "").strip() if problem is not None else ""
-        outcomes[f"{case.get('classname')}::{case.get('name')}"] = ("passed" if problem is None else problem.tag, message.splitlines()[0][:200] if message else "")
+        outcomes[f"{case.get('classname')}::{case.get('name')}"] = Outcome(
+            "passed" if problem is None else problem.tag, message.splitlines()[0][:200] if message else "", float(case.get("time") or 0.0))
     return outcomes
 
 
@@ -122,15 +132,19 @@ def compare(cpu: Outcomes, sim: Outcomes, simcuda: dict) -> dict:
     """Over the tests passing on the CPU: passed on both, failing only simulated (with the first
     line), refused by the simulation (simcuda's own word), skipped by the test itself on a CUDA
     device (kornia skips some CUDA cases: neither a refusal nor a pass). Apart: the cases only the
-    simulated run runs (a CUDA case the CPU run skips, or does not have): passed, failing, refused."""
+    simulated run runs (a CUDA case the CPU run skips, or does not have): passed, failing, refused.
+    `both_seconds`: the tests' own times, CPU and simulated, over the tests passed on both (the
+    ratio the target is set on where a session also runs cases of one side only)."""
     passing = [test for test, (outcome, _) in cpu.items() if outcome == "passed"]
     refused = {junit_id(test) for test, outcome in simcuda.get("results", {}).items() if outcome == "refused"}
     skipped = [test for test in passing if test in sim and sim[test][0] == "skipped"]
     only_simulated = [test for test, (outcome, _) in sim.items() if outcome != "skipped" and cpu.get(test, ("skipped",))[0] == "skipped"]
     only_simulated_refused = [test for test, (outcome, _) in sim.items() if test in refused and cpu.get(test, ("skipped",))[0] == "skipped"]
+    both = [test for test in passing if sim.get(test, ("",))[0] == "passed"]
     return {
         "passing_on_cpu": len(passing),
-        "passed_on_both": sum(1 for test in passing if sim.get(test, ("",))[0] == "passed"),
+        "passed_on_both": len(both),
+        "both_seconds": (sum(cpu[test].seconds for test in both), sum(sim[test].seconds for test in both)),
         "failing_only_simulated": {test: sim[test][1] for test in passing if test in sim and sim[test][0] in ("failure", "error")},
         "refused": sum(1 for test in skipped if test in refused),
         "skipped_by_the_test_on_cuda": {test: sim[test][1] for test in skipped if test not in refused},
@@ -141,12 +155,14 @@ def compare(cpu: Outcomes, sim: Outcomes, simcuda: dict) -> dict:
     }
 
 
-COLUMNS = ("cpu pass", "both", "sim only", "refused", "own skip", "cuda pass", "cuda fail", "cuda ref", "cpu s", "sim s", "ratio", "cpu-time ratio")
+COLUMNS = ("cpu pass", "both", "sim only", "refused", "own skip", "cuda pass", "cuda fail", "cuda ref", "cpu s", "sim s", "ratio",
+           "cpu-time ratio", "both-tests ratio")
 
 
-def row(name: str, counts: list[int], cpu: Timing, sim: Timing) -> str:
+def row(name: str, counts: list[int], cpu: Timing, sim: Timing, both_seconds: tuple[float, float]) -> str:
     return (f"{name:<20} " + " ".join(f"{count:>{len(column)}}" for count, column in zip(counts, COLUMNS)) +
-            f" {cpu.wall:>5.1f} {sim.wall:>5.1f} {sim.wall / max(cpu.wall, 1e-9):>5.2f} {sim.cpu / max(cpu.cpu, 1e-9):>14.2f}")
+            f" {cpu.wall:>5.1f} {sim.wall:>5.1f} {sim.wall / max(cpu.wall, 1e-9):>5.2f} {sim.cpu / max(cpu.cpu, 1e-9):>14.2f}"
+            f" {both_seconds[1] / max(both_seconds[0], 1e-9):>16.2f}")
 
 
 def counts_of(result: dict) -> list[int]:
@@ -156,7 +172,7 @@ def counts_of(result: dict) -> list[int]:
 
 
 def report(group: str, result: dict, cpu: Timing, sim: Timing) -> None:
-    print(row(group, counts_of(result), cpu, sim))
+    print(row(group, counts_of(result), cpu, sim, result["both_seconds"]))
     for test, message in result["failing_only_simulated"].items():
         print(f"    failing only simulated: {test}: {message}")
     for test, message in result["only_simulated_failing"].items():
@@ -189,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         export_tests(arguments.repo, arguments.commit or peer.commit, peer.export, checkout)
         out = arguments.out or Path(scratch) / "out"
         out.mkdir(parents=True, exist_ok=True)
-        totals, cpu_total, sim_total = [0] * 8, Timing(0.0, 0.0), Timing(0.0, 0.0)
+        totals, cpu_total, sim_total, both_total = [0] * 8, Timing(0.0, 0.0), Timing(0.0, 0.0), (0.0, 0.0)
         print(f"{'group':<20} " + " ".join(COLUMNS))
         for group in groups:
             cpu_times, sim_times, results = [], [], []
@@ -206,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
             totals = [total + count for total, count in zip(totals, counts_of(result))]
             cpu_total = Timing(cpu_total.wall + cpu_time.wall, cpu_total.cpu + cpu_time.cpu)
             sim_total = Timing(sim_total.wall + sim_time.wall, sim_total.cpu + sim_time.cpu)
-        print(row("all", totals, cpu_total, sim_total))
+            both_total = (both_total[0] + result["both_seconds"][0], both_total[1] + result["both_seconds"][1])
+        print(row("all", totals, cpu_total, sim_total, both_total))
     return 0
 
 

@@ -11,10 +11,10 @@ bench = load_script(REPO / "bench" / "simcuda_peer_suite.py")
 
 
 def test_only_tests_passing_on_cpu_are_compared_and_each_lands_in_one_bin() -> None:
-    cpu = {"t.A::ok": ("passed", ""), "t.A::alarm": ("passed", ""), "t.A::refused": ("passed", ""), "t.A::own": ("passed", ""),
-           "t.A::broken": ("failure", "boom")}
-    sim = {"t.A::ok": ("passed", ""), "t.A::alarm": ("failure", "AssertionError: x"), "t.A::refused": ("skipped", "simulated CUDA cannot"),
-           "t.A::own": ("skipped", "CPU only"), "t.A::broken": ("failure", "boom")}
+    cpu = {"t.A::ok": bench.Outcome("passed", ""), "t.A::alarm": bench.Outcome("passed", ""), "t.A::refused": bench.Outcome("passed", ""), "t.A::own": bench.Outcome("passed", ""),
+           "t.A::broken": bench.Outcome("failure", "boom")}
+    sim = {"t.A::ok": bench.Outcome("passed", ""), "t.A::alarm": bench.Outcome("failure", "AssertionError: x"), "t.A::refused": bench.Outcome("skipped", "simulated CUDA cannot"),
+           "t.A::own": bench.Outcome("skipped", "CPU only"), "t.A::broken": bench.Outcome("failure", "boom")}
     simcuda = {"results": {"t/A.py::refused": "refused", "t/A.py::ok": "passed"}, "refused_by_feature": {"CUDA graphs": 1}}
     result = bench.compare(cpu, sim, simcuda)
     assert result["passing_on_cpu"] == 4 and result["passed_on_both"] == 1
@@ -25,12 +25,13 @@ def test_only_tests_passing_on_cpu_are_compared_and_each_lands_in_one_bin() -> N
 def test_cuda_cases_only_the_simulated_run_runs_are_counted_apart() -> None:
     """torchvision's `cpu_and_cuda()` cases: the CPU run skips the cuda ones (or, under another
     device variable, has none); they are neither compared nor lost."""
-    cpu = {"t.A::f[cpu]": ("passed", ""), "t.A::f[cuda]": ("skipped", "CUDA not available")}
-    sim = {"t.A::f[cpu]": ("passed", ""), "t.A::f[cuda]": ("passed", ""), "t.A::g[cuda]": ("failure", "AssertionError: y"),
-           "t.A::h[cuda]": ("skipped", "simulated CUDA cannot run this: nvJPEG"), "t.A::k[cuda]": ("skipped", "needs two GPUs")}
+    cpu = {"t.A::f[cpu]": bench.Outcome("passed", ""), "t.A::f[cuda]": bench.Outcome("skipped", "CUDA not available")}
+    sim = {"t.A::f[cpu]": bench.Outcome("passed", ""), "t.A::f[cuda]": bench.Outcome("passed", ""), "t.A::g[cuda]": bench.Outcome("failure", "AssertionError: y"),
+           "t.A::h[cuda]": bench.Outcome("skipped", "simulated CUDA cannot run this: nvJPEG"), "t.A::k[cuda]": bench.Outcome("skipped", "needs two GPUs")}
     simcuda = {"results": {"t/A.py::h[cuda]": "refused"}}
     result = bench.compare(cpu, sim, simcuda)
     assert (result["passing_on_cpu"], result["passed_on_both"]) == (1, 1)
+    assert result["both_seconds"] == (0.0, 0.0)
     assert result["only_simulated_passed"] == 1 and result["only_simulated_failing"] == {"t.A::g[cuda]": "AssertionError: y"}
     assert result["only_simulated_refused"] == 1
 
@@ -47,6 +48,13 @@ def test_an_unknown_peer_or_group_is_refused_in_one_line(capsys: pytest.CaptureF
     with pytest.raises(SystemExit):
         bench.main(["kornia", "--repo", str(REPO), "--groups", "colour"])
     assert "--groups: colour: not a group of kornia" in capsys.readouterr().err
+
+
+def test_the_both_sides_time_ratio_counts_only_tests_passed_on_both() -> None:
+    cpu = {"t.A::f[cpu]": bench.Outcome("passed", "", 1.0), "t.A::g[cpu]": bench.Outcome("passed", "", 5.0)}
+    sim = {"t.A::f[cpu]": bench.Outcome("passed", "", 1.5), "t.A::g[cpu]": bench.Outcome("failure", "x", 0.1),
+           "t.A::f[cuda]": bench.Outcome("passed", "", 30.0)}
+    assert bench.compare(cpu, sim, {})["both_seconds"] == (1.0, 1.5)
 
 
 @pytest.mark.parametrize(("nodeid", "junit"), [("tests/a/b.py::T::f[x]", "tests.a.b.T::f[x]"), ("tests/c.py::g", "tests.c::g")])
