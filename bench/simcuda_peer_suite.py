@@ -135,11 +135,11 @@ def compare(cpu: Outcomes, sim: Outcomes, simcuda: dict) -> dict:
     simulated run runs (a CUDA case the CPU run skips, or does not have): passed, failing, refused.
     `both_seconds`: the tests' own times, CPU and simulated, over the tests passed on both (the
     ratio the target is set on where a session also runs cases of one side only)."""
-    passing = [test for test, (outcome, _) in cpu.items() if outcome == "passed"]
+    passing = [test for test, result in cpu.items() if result.outcome == "passed"]
     refused = {junit_id(test) for test, outcome in simcuda.get("results", {}).items() if outcome == "refused"}
     skipped = [test for test in passing if test in sim and sim[test][0] == "skipped"]
-    only_simulated = [test for test, (outcome, _) in sim.items() if outcome != "skipped" and cpu.get(test, ("skipped",))[0] == "skipped"]
-    only_simulated_refused = [test for test, (outcome, _) in sim.items() if test in refused and cpu.get(test, ("skipped",))[0] == "skipped"]
+    only_simulated = [test for test, result in sim.items() if result.outcome != "skipped" and cpu.get(test, ("skipped",))[0] == "skipped"]
+    only_simulated_refused = [test for test in sim if test in refused and cpu.get(test, ("skipped",))[0] == "skipped"]
     both = [test for test in passing if sim.get(test, ("",))[0] == "passed"]
     return {
         "passing_on_cpu": len(passing),
