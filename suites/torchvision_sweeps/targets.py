@@ -23,10 +23,12 @@ NOT_SWEPT = {
     "Lambda": "runs the user's function", "ToPILImage": "returns a PIL image (host memory by design)",
 }
 CONSTRUCTOR_ARGS: dict[str, dict[str, object]] = {
-    "CenterCrop": {"size": 16}, "ColorJitter": {"brightness": 0.2, "contrast": 0.2, "saturation": 0.2, "hue": 0.1}, "ConvertBoundingBoxFormat": {"format": "CXCYWH"}, "FiveCrop": {"size": 16},
+    "CenterCrop": {"size": 16}, "ColorJitter": {"brightness": 0.2, "contrast": 0.2, "saturation": 0.2, "hue": 0.1},
+    "ConvertBoundingBoxFormat": {"format": "CXCYWH"}, "FiveCrop": {"size": 16},
     "GaussianBlur": {"kernel_size": 3}, "JPEG": {"quality": 50}, "Normalize": {"mean": [0.5] * 3, "std": [0.2] * 3},
     "Pad": {"padding": 2}, "RandomAdjustSharpness": {"sharpness_factor": 2.0}, "RandomAffine": {"degrees": 10.0},
-    "RandomCrop": {"size": 16}, "RandomIoUCrop": {"trials": 4},  # its default 40 trials cost a quarter of the sweep "RandomPosterize": {"bits": 4}, "RandomResize": {"min_size": 16, "max_size": 40},
+    "RandomCrop": {"size": 16}, "RandomPosterize": {"bits": 4}, "RandomResize": {"min_size": 16, "max_size": 40},
+    "RandomIoUCrop": {"trials": 4},  # its default 40 trials cost a quarter of the sweep
     "RandomResizedCrop": {"size": 16}, "RandomRotation": {"degrees": 10.0}, "RandomShortestSize": {"min_size": 24},
     "RandomSolarize": {"threshold": 100.0}, "Resize": {"size": 24}, "ScaleJitter": {"target_size": (32, 32)},
     "SetClampingMode": {"clamping_mode": "soft"}, "TenCrop": {"size": 16}, "ToDtype": {"dtype": torch.float32},
@@ -35,7 +37,9 @@ CONSTRUCTOR_ARGS: dict[str, dict[str, object]] = {
 
 # Tensors a transform keeps as plain attributes (no buffers `.to()` would move): made on the device.
 DEVICE_CONSTRUCTOR_ARGS: dict[str, Callable[[torch.device], dict[str, object]]] = {
-    "LinearTransformation": lambda device: {"transformation_matrix": torch.eye(3 * 32 * 32, device=device), "mean_vector": torch.zeros(3 * 32 * 32, device=device)},
+    "LinearTransformation": lambda device: {
+        "transformation_matrix": torch.eye(3 * 32 * 32, device=device), "mean_vector": torch.zeros(3 * 32 * 32, device=device),
+    },
 }
 
 
