@@ -107,7 +107,8 @@ def transform_call(name: str) -> Callable[[torch.device], object]:
         source = pinned(SAMPLE_OF.get(name, detection_sample)())  # pinning needs the (simulated) CUDA
         outputs = transform({key: value.to(device, non_blocking=True) for key, value in source.items()})
         back = [tensor.to("cpu", non_blocking=True) for tensor in output_tensors(outputs)]
-        torch.cuda.current_stream(device).synchronize()
+        if device.type == "cuda":
+            torch.cuda.current_stream(device).synchronize()
         for tensor in back:
             tensor.sum()  # the host reads what the stream wrote
         return outputs
