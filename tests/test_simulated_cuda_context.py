@@ -71,6 +71,27 @@ def test_transfers_follow_cuda() -> None:
         assert torch.cuda.is_available() and torch.cuda.device_count() == 2
 
 
+def test_transfers_follow_cuda_under_inference_mode() -> None:
+    """Under `torch.inference_mode()` (sam2's predictors run in it) autograd's keys are off, so
+    composite ops such as `aten::to` reach the simulation whole: `.cpu()` / `.to("cpu")` handed
+    back the simulated tensor itself, on cuda:0, where a GPU gives a CPU copy (and a non-blocking
+    one, pinned, starts stream tracking). They run as their decomposition does. Twin: a no-op
+    `.to` still returns the tensor itself, and an op mixing devices still fails as on CUDA."""
+    with simulated_cuda() as sim, torch.inference_mode():
+        x = torch.rand(3, device="cuda:1")
+        for moved in (x.cpu(), x.to("cpu"), x.to(torch.device("cpu"), torch.bfloat16)):
+            assert not is_simulated(moved) and moved.device == torch.device("cpu")
+            assert torch.equal(moved.float(), real_cpu(x).to(moved.dtype).float())
+        assert x.to("cuda:0").device == torch.device("cuda:0") and x.to("cuda:1") is x
+        assert x.to(torch.float64).device == torch.device("cuda:1")
+        copied = x.to("cpu", non_blocking=True)
+        assert copied.is_pinned() and sim.streams.armed
+        torch.cuda.synchronize()
+        assert torch.equal(copied, real_cpu(x))
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            x + torch.ones(3, device="cuda:0")
+
+
 def test_indexing_and_identity_follow_cuda() -> None:
     with simulated_cuda():
         x = torch.arange(4.0, device="cuda:1")
