@@ -46,6 +46,7 @@ class OpInfo(NamedTuple):
     refused: str | None  # why the simulation refuses it (unsupported.py), or None
     seeded: bool  # draws random numbers (on a runner, from the device's own generator)
     touches_data: bool  # reads or writes memory (a view, or a query like is_pinned, does not): streams.py
+    composite: bool  # CompositeImplicitAutograd: runs as its decomposition (see __torch_dispatch__)
 
 
 # Ops that read a tensor's metadata only: no access to its memory.
@@ -54,6 +55,13 @@ METADATA_OPS = frozenset({"aten::is_pinned", "aten::is_same_size", "aten::is_set
 # Python, and every op asks.
 _OP_INFO: dict[int, OpInfo] = {}
 _SEEN: list[torch._ops.OpOverload] = []
+
+
+def _is_composite(func: torch._ops.OpOverload) -> bool:
+    try:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), torch._C.DispatchKey.CompositeImplicitAutograd)
+    except RuntimeError:  # an op the dispatcher does not know by that name (prim::device)
+        return False
 
 
 def op_info(func: torch._ops.OpOverload) -> OpInfo:
@@ -66,7 +74,10 @@ def op_info(func: torch._ops.OpOverload) -> OpInfo:
         returns = func._schema.returns
         view = bool(returns) and all(ret.alias_info is not None and not ret.alias_info.is_write for ret in returns)
         touches = not view and name not in METADATA_OPS
-        info = _OP_INFO[id(func)] = OpInfo(name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded, touches)
+        composite = _is_composite(func)
+        info = _OP_INFO[id(func)] = OpInfo(
+            name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded, touches, composite
+        )
         _SEEN.append(func)
     return info
 
@@ -251,6 +262,11 @@ class SimulatedDispatch(TorchDispatchMode):
             raise SimulationUnsupported(info.refused, str(func))
         if plain_cpu(args, kwargs):
             return self._run_plain(func, info, args, kwargs)
+        if info.composite:
+            # Reached whole only where autograd's keys are off (torch.inference_mode): run as its
+            # C++ decomposition, as autograd's keys would have (`aten::to` on the CPU data is a no-op).
+            with self:
+                return func._op_dk(torch._C.DispatchKey.CompositeImplicitAutograd, *args, **kwargs)
         pin = bool(kwargs.pop("pin_memory", False))  # made, then pinned as ATen pins (pinning.py)
         call = Unwrapped(info, args, kwargs, self.sim.serial)
         name = info.name
