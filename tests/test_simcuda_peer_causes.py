@@ -256,6 +256,21 @@ def test_device_properties_answer_as_the_runners_simulated_gpu() -> None:
             torch.cuda.get_device_properties(2)
 
 
+def test_a_simulated_tvtensors_class_pickles_as_the_class_it_stands_for() -> None:
+    """Issue 29, cause 6 in part: torchvision's tests key a transform's per-type table by
+    `type(input)` and pickle the transform (72 cuda cases of test_transforms_v2.py); the simulated
+    twin class did not pickle ("not the same object as ...Image"). It pickles as the TVTensor class
+    it stands for, as `type()` is on a GPU. Twin: an unpicklable object next to it still fails."""
+    from torchvision import tv_tensors
+
+    with simulated_cuda(2):
+        image = tv_tensors.Image(torch.rand(3, 4, 4)).to(DEVICE)
+        table = {type(image): torch.float64, tv_tensors.Mask: torch.uint8}
+        assert pickle.loads(pickle.dumps(table)) == {tv_tensors.Image: torch.float64, tv_tensors.Mask: torch.uint8}
+        with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+            pickle.dumps({type(image): lambda: None})
+
+
 class LegacySubclass(torch.Tensor):
     """A subclass made the legacy way, `LegacySubclass(tensor)` (torchvision's tests do)."""
 
