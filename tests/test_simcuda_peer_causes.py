@@ -59,6 +59,21 @@ def test_torchscript_runs_without_building_cuda_fusion_kernels() -> None:
     assert torch.equal(expected, got)
 
 
+def test_a_function_scripted_before_the_simulation_runs_inside_it() -> None:
+    """torchvision's TestPad::test_kernel_mask scripts `pad_mask` outside the simulation and runs it
+    inside: TorchScript's alias analysis asserted ("Value %fill... wasn't found"), because the
+    simulation switched the TensorExpr fuser off and on around each test under the function's
+    cached plan. Only the GPU fusion override is set now. Twin: the plain run of the same calls."""
+    from torchvision.transforms.v2 import functional as F
+
+    scripted = torch.jit.script(F.pad_mask)
+    mask = torch.randint(0, 2, (3, 8, 8), dtype=torch.uint8)
+    expected = [F.pad_mask(mask, padding=padding) for padding in ([1], [1, 2], [1, 2, 3, 4])]
+    with simulated_cuda(2):
+        got = [scripted(mask, padding=padding) for _ in range(3) for padding in ([1], [1, 2], [1, 2, 3, 4])]
+    assert all(torch.equal(value, expected[index % 3]) for index, value in enumerate(got))
+
+
 @pytest.mark.parametrize(
     "key",
     [
