@@ -384,21 +384,21 @@ def swapped(sim: Simulation) -> Iterator[None]:
     # An attribute this torch release lacks is removed again on exit.
     saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
     cudnn = _REAL_CUDNN_ENABLED[0]()
-    fusers = torch._C._jit_texpr_fuser_enabled(), torch._C._jit_can_fuse_on_gpu()
+    fuses_on_gpu = torch._C._jit_can_fuse_on_gpu()
     try:
         for owner, name, value in targets:
             setattr(owner, name, value)
         # (through the C setter: the Python property refuses once torch.backends.disable_global_flags()
         # ran, as torch's own test utilities do at import)
         _REAL_CUDNN_ENABLED[1](False)
-        # TorchScript would build fused CUDA kernels for tensors that report CUDA (libcuda.so).
-        torch._C._jit_set_texpr_fuser_enabled(False)
+        # TorchScript would build fused CUDA kernels for tensors that report CUDA (libcuda.so). Only
+        # the GPU override: switching the TensorExpr fuser itself under a function scripted before
+        # the context breaks its cached plan (alias analysis asserts: torchvision's pad_mask).
         torch._C._jit_override_can_fuse_on_gpu(False)
         with loadable():
             yield
     finally:
-        torch._C._jit_set_texpr_fuser_enabled(fusers[0])
-        torch._C._jit_override_can_fuse_on_gpu(fusers[1])
+        torch._C._jit_override_can_fuse_on_gpu(fuses_on_gpu)
         _REAL_CUDNN_ENABLED[1](cudnn)
         for owner, name, value in saved:
             if value is _ABSENT:
