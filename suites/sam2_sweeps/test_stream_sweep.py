@@ -11,13 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from fixtures.proxies.stream_proxy import on_two_streams
+from fixtures.proxies.stream_proxy import SIMULATED_DEVICE, on_two_streams
 from simcuda.simulation import Simulation
 
 pytest.importorskip("sam2", reason="sam2 is not installed (the optional extra): SAM2_BUILD_CUDA=0 pip install -e '.[sam2]'")
 from suites.sam2_sweeps.targets import WAYS, predictor_call, write_frames  # noqa: E402 - sam2 first
-
-SIMULATED_DEVICE = "simcuda:1"
 
 
 @pytest.fixture(scope="module")

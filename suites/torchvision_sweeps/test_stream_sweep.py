@@ -12,13 +12,11 @@ import pytest
 import torch
 
 from fixtures.proxies.meta_proxy import INCONCLUSIVE
-from fixtures.proxies.stream_proxy import NO_RUN, on_two_streams
+from fixtures.proxies.stream_proxy import NO_RUN, SIMULATED_DEVICE, on_two_streams
 from simcuda.simulation import Simulation
 
 pytest.importorskip("torchvision.tv_tensors", reason="TV tensors came with torchvision 0.16 (as datapoints in 0.15)")
 from suites.torchvision_sweeps.targets import swept_names, transform_call  # noqa: E402 - after the release check
-
-SIMULATED_DEVICE = "simcuda:1"  # not the default device, so "made on cuda:0" shows
 
 
 @pytest.mark.simulable
