@@ -89,6 +89,15 @@ def swept_names() -> list[str]:
     return [name for name in transform_names() if name not in NOT_SWEPT]
 
 
+def swept_groups() -> dict[str, list[str]]:
+    """The swept transforms by the v2 module that defines them (`geometry`, `color`, ...): one test
+    each, a test's own cost outweighing one transform's call on the simulated device."""
+    groups: dict[str, list[str]] = {}
+    for name in swept_names():
+        groups.setdefault(getattr(v2, name).__module__.rpartition(".")[2].lstrip("_"), []).append(name)
+    return groups
+
+
 def pinned(sample: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """Each tensor in page-locked memory, its TV tensor class and metadata kept by `wrap` (whether
     `pin_memory` keeps them is torchvision-8855's question, judged by its own suite)."""

@@ -1,6 +1,7 @@
 """Stream sweep (the torchvision-8587 / -9606 class) over torchvision: every public transform of
 `torchvision.transforms.v2` on TV tensors that arrive pinned and `non_blocking` and leave the
-same way, used from two streams on the simulated device (`fixtures/proxies/stream_proxy.py`).
+same way, used from two streams on the simulated device (`fixtures/proxies/stream_proxy.py`); one
+test per v2 module (its rows per transform in results.json).
 Findings: `stream-race` (a race, naming both accesses) or `wrong-device-output`; a call the
 simulation cannot run, or that fails on the device, is inconclusive, once the same call has run on
 the CPU (failing there too, the sweep's own arguments are wrong: the test errors).
@@ -16,14 +17,19 @@ from fixtures.proxies.stream_proxy import NO_RUN, SIMULATED_DEVICE, on_two_strea
 from simcuda.simulation import Simulation
 
 pytest.importorskip("torchvision.tv_tensors", reason="TV tensors came with torchvision 0.16 (as datapoints in 0.15)")
-from suites.torchvision_sweeps.targets import swept_names, transform_call  # noqa: E402 - after the release check
+from suites.torchvision_sweeps.targets import swept_groups, transform_call  # noqa: E402 - after the release check
+
+GROUPS = swept_groups()
 
 
 @pytest.mark.simulable
 @pytest.mark.devices(SIMULATED_DEVICE)
-@pytest.mark.parametrize("name", swept_names())
-def test_transform_from_two_streams(device: str, simulation: Simulation, name: str, sweep_record) -> None:
-    result = on_two_streams(transform_call(name), torch.device(device), simulation.streams)
-    if result.kind == INCONCLUSIVE and result.detail.startswith(NO_RUN):
-        transform_call(name)(torch.device("cpu"))  # raises where the table's arguments are wrong for this release
-    sweep_record("stream", f"torchvision.transforms.v2.{name}", SIMULATED_DEVICE, result)
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_transforms_from_two_streams(device: str, simulation: Simulation, group: str, sweep_record_callables) -> None:
+    results = {}
+    for name in GROUPS[group]:
+        result = on_two_streams(transform_call(name), torch.device(device), simulation.streams)
+        if result.kind == INCONCLUSIVE and result.detail.startswith(NO_RUN):
+            transform_call(name)(torch.device("cpu"))  # raises where the table's arguments are wrong for this release
+        results[f"torchvision.transforms.v2.{name}"] = result
+    sweep_record_callables("stream", SIMULATED_DEVICE, results)
