@@ -260,7 +260,7 @@ def simulated_as_subclass(original: Callable[..., Any]) -> Callable[..., Any]:
 # AOTAutograd (aot_function, torch.library.opcheck's aot_dispatch tests) handles a tensor subclass
 # by putting autograd on the wrapper; the simulation keeps it on the CPU data (tensor.py).
 AOT_WITH_GRAD = "AOTAutograd on a simulated tensor that requires grad"
-_AOT_AUTOGRAD = "torch._functorch."
+_AOT_AUTOGRAD = "torch._functorch._aot_autograd."  # its CompiledFunction; torch.func's own Functions run as any other
 
 
 def fake_from_tensor(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -248,7 +248,7 @@ def test_opcheck_of_an_op_with_simulated_inputs_that_require_grad_is_a_refusal()
 def test_device_properties_answer_as_the_runners_simulated_gpu() -> None:
     """torchvision's roi_align asks `is_compile_supported("cuda")` under deterministic algorithms,
     which reads the device's capability (`torch.cuda.get_device_properties`): a simcuda:N test
-    refused there (60 of torchvision's test_ops.py cases). It answers the simulated runner's
+    refused there (40 of torchvision's test_ops.py cases). It answers the simulated runner's
     figures (an H100's capability, a name no one takes for a real GPU), and roi_align takes the
     path a GPU with Triton takes, equal to the CPU's. Twin: an index past the simulated devices
     fails as torch.cuda's own check does."""

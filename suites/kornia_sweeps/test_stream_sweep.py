@@ -16,12 +16,12 @@ from suites.kornia_sweeps.targets import MOVED
 from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS, SIMULATED_DEVICE, SIMULATED_MODULES
 
 CALLS = {name: next(call for call in calls if call.way == MOVED) for name, calls in SIMULATED_CALLS.items() if any(call.way == MOVED for call in calls)}
-GROUPS = {module.strip("."): [name for name in CALLS if name.startswith(module)] for module in SIMULATED_MODULES}
+GROUPS = {module.strip("."): names for module in SIMULATED_MODULES if (names := [name for name in CALLS if name.startswith(module)])}
 
 
 @pytest.mark.simulable
 @pytest.mark.devices(SIMULATED_DEVICE)
-@pytest.mark.parametrize("module", [module for module, names in GROUPS.items() if names])
+@pytest.mark.parametrize("module", list(GROUPS))
 def test_callables_from_two_streams(device: str, simulation: Simulation, module: str, sweep_record_callables) -> None:
     results = {name: on_two_streams(CALLS[name].call, torch.device(device), simulation.streams) for name in GROUPS[module]}
     sweep_record_callables("stream", SIMULATED_DEVICE, results)
