@@ -68,18 +68,28 @@ def _text(value: torch.device | torch.dtype) -> str:
     return str(value).removeprefix("torch.")  # once per device or dtype: record runs for every op
 
 
-def record(  # noqa: PLR0913
-    log: list[Allocation], op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None, start: FrameType | None = None
+Noted = tuple  # what an op notes of a tensor it made: op, device, shape, dtype, where, source
+
+
+def note(  # noqa: PLR0913
+    log: list[Noted], op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None, start: FrameType | None = None
 ) -> None:
+    """Every op notes the raw facts (the caller's frame cannot wait); an `Allocation` is made of
+    them only when read (`as_allocation`)."""
     frame = caller_frame(start)
     where = None if frame is None else (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
-    entry = (op, _text(device), tuple(tensor.shape), _text(tensor.dtype), where, None if source is None else _text(source))
-    log.append(tuple.__new__(Allocation, entry))  # without the generated Python __new__: every op logs
+    log.append((op, device, tensor.shape, tensor.dtype, where, source))
 
 
-def foreign(log: Sequence[Allocation], allowed: set[str]) -> list[Allocation]:
-    """Entries on a device outside `allowed`: made, or copied to, where the test never asked."""
-    return [entry for entry in log if entry.device not in allowed]
+def as_allocation(noted: Noted) -> Allocation:
+    op, device, shape, dtype, where, source = noted
+    return Allocation(op, _text(device), tuple(shape), _text(dtype), where, None if source is None else _text(source))
+
+
+def foreign(log: Sequence[Noted], allowed: set[str]) -> list[Allocation]:
+    """Entries on a device outside `allowed`: made, or copied to, where the test never asked (read
+    from the noted facts: a test's end asks this of every entry, and few are foreign)."""
+    return [as_allocation(entry) for entry in log if _text(entry[1]) not in allowed]
 
 
 SHOWN = 3  # allocations named in a description; the rest are counted

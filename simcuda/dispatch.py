@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
@@ -47,6 +48,7 @@ class OpInfo(NamedTuple):
     seeded: bool  # draws random numbers (on a runner, from the device's own generator)
     touches_data: bool  # reads or writes memory (a view, or a query like is_pinned, does not): streams.py
     composite: bool  # CompositeImplicitAutograd: runs as its decomposition (see __torch_dispatch__)
+    kernel: Callable  # the op's C++ entry, past OpOverload.__call__'s Python frame where that frame adds nothing
 
 
 # Ops that read a tensor's metadata only: no access to its memory.
@@ -75,8 +77,9 @@ def op_info(func: torch._ops.OpOverload) -> OpInfo:
         view = bool(returns) and all(ret.alias_info is not None and not ret.alias_info.is_write for ret in returns)
         touches = not view and name not in METADATA_OPS
         composite = _is_composite(func)
+        kernel = func._op if func._pyobj_dispatcher is None else func
         info = _OP_INFO[id(func)] = OpInfo(
-            name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded, touches, composite
+            name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded, touches, composite, kernel
         )
         _SEEN.append(func)
     return info
@@ -106,6 +109,9 @@ def device_of(value: Any) -> torch.device | None:
     return torch.device("cuda", value) if isinstance(value, int) else torch.device(value)
 
 
+_NESTING = (list, tuple, torch._C.Generator)  # arguments Unwrapped._value looks into
+
+
 class Unwrapped:
     """One pass over an op's arguments (ATen nests tensors one list deep at most): the CPU
     arguments to run, the tensors and whether they sit on more than one device (the rules' operands
@@ -125,8 +131,14 @@ class Unwrapped:
         self.originals: dict[int, torch.Tensor] | None = {} if info.any_alias else None
         self.needs_autograd = False
         self.simulated = False  # any operand simulated: found here instead of in a second pass
-        index_position = info.index_position
-        self.args = tuple([self._value(arg, position == index_position) for position, arg in enumerate(args)])
+        index_position, tensor, value = info.index_position, self._tensor, self._value
+        # Tensors first, scalars passed as they are: no call per scalar argument (every op runs this).
+        self.args = tuple([
+            tensor(arg, position == index_position) if isinstance(arg, torch.Tensor)
+            else value(arg, position == index_position) if isinstance(arg, _NESTING)
+            else arg
+            for position, arg in enumerate(args)
+        ])
         self.kwargs = {key: self._value(value, False) for key, value in kwargs.items()} if kwargs else kwargs
 
     def _value(self, value: Any, is_index: bool) -> Any:
@@ -139,16 +151,15 @@ class Unwrapped:
         return value
 
     def _tensor(self, value: torch.Tensor, is_index: bool) -> torch.Tensor:
-        device = value.device
         if isinstance(value, SimulatedTensor):
             if value._simcuda_owner != self.owner:
                 check_foreign_simulated(value._simcuda_owner, self.owner, self.name)
-            cpu = value.elem
+            device, cpu, bits = value._simcuda_device, value.elem, value._simcuda_bits
             self.simulated = True
         else:
-            cpu = value
-            if device.type == "cuda":
+            if value.is_cuda:
                 raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", self.name)
+            device, cpu, bits = value.device, value, None
         self.tensors.append((value, is_index))
         if self.first is None:
             self.first = device
@@ -156,7 +167,7 @@ class Unwrapped:
             self.mixed = True
         if self.originals is not None:
             self.originals[id(cpu)] = value
-        elif not self.needs_autograd and (cpu.requires_grad or cpu.is_conj() or cpu.is_neg()):
+        elif not self.needs_autograd and (cpu.requires_grad or (cpu.is_conj() or cpu.is_neg() if bits is None else bits)):
             self.needs_autograd = True  # asked only where no result aliases: those run with the keys anyway
         return cpu
 
@@ -215,7 +226,7 @@ def _with_run_with(include: torch._C.DispatchKeySet, exclude: torch._C.DispatchK
     return _KEY_SETS[raw]
 
 
-def run_on_cpu(func: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
+def run_on_cpu(func: Callable, args: tuple, kwargs: dict) -> Any:
     """The CPU kernel, with autograd and the conjugate / negative fallbacks the handler runs
     without (see the module docstring)."""
     forced = _with_run_with(torch._C._dispatch_tls_local_include_set(), torch._C._dispatch_tls_local_exclude_set())
@@ -223,8 +234,8 @@ def run_on_cpu(func: torch._ops.OpOverload, args: tuple, kwargs: dict) -> Any:
         return func(*args, **kwargs)
 
 
-def run_kernel(func: torch._ops.OpOverload, call: Unwrapped, with_keys: bool) -> Any:
-    return run_on_cpu(func, call.args, call.kwargs) if with_keys else func(*call.args, **call.kwargs)
+def run_kernel(kernel: Callable, call: Unwrapped, with_keys: bool) -> Any:
+    return run_on_cpu(kernel, call.args, call.kwargs) if with_keys else kernel(*call.args, **call.kwargs)
 
 
 # ATen's and torchvision's dispatch macros: `"nms_kernel" not implemented for 'Half'`.
@@ -260,7 +271,7 @@ class SimulatedDispatch(TorchDispatchMode):
         info = op_info(func)
         if info.refused is not None:
             raise SimulationUnsupported(info.refused, str(func))
-        if plain_cpu(args, kwargs):
+        if not (args and isinstance(args[0], SimulatedTensor)) and plain_cpu(args, kwargs):
             return self._run_plain(func, info, args, kwargs)
         if info.composite:
             # Reached whole only where autograd's keys are off (torch.inference_mode): run as its
@@ -279,25 +290,26 @@ class SimulatedDispatch(TorchDispatchMode):
             device = call.common_device()
         if call.generators:
             check_generators(call.generators, device)
-        if pin and device.type == "cuda":
+        on_cuda = rules.is_cuda(device)
+        if pin and on_cuda:
             raise RuntimeError("Only dense CPU tensors can be pinned")  # ATen's empty_cuda
-        if name == "aten::_pin_memory" and device.type == "cuda":
+        if name == "aten::_pin_memory" and on_cuda:
             raise RuntimeError(cannot_pin_message(real_cpu(args[0]).type().replace("torch.", "torch.cuda.", 1)))
         # An op of plain CPU tensors only (the backward of the CPU data's graph, say) is an ordinary
         # op: autograd above this mode has seen it. Only an op of simulated tensors, which never
         # carry autograd themselves, runs its CPU kernel with autograd on.
-        simulated = call.simulated or device.type == "cuda"
+        simulated = call.simulated or on_cuda
         # Without a tensor that requires grad or carries a bit, autograd's keys change nothing,
         # except the version counters and view records of in-place ops and views.
         with_keys = simulated and (call.needs_autograd or info.any_alias)
         runner = self.sim.runner
-        draws = runner is not None and info.seeded and device.type == "cuda" and not call.generators
+        draws = runner is not None and info.seeded and on_cuda and not call.generators
         try:
             if draws:
                 with runner.generators.drawing(device.index):  # a runner's device generator, not the CPU's
-                    out = run_kernel(func, call, with_keys)
+                    out = run_kernel(info.kernel, call, with_keys)
             else:  # no `with` on the path nearly every op takes
-                out = run_kernel(func, call, with_keys)
+                out = run_kernel(info.kernel, call, with_keys)
         except RuntimeError as error:  # NotImplementedError included
             if (refusal := cpu_kernel_refusal(name, error, device)) is not None:
                 raise SimulationUnsupported(refusal, str(func)) from error
@@ -310,8 +322,8 @@ class SimulatedDispatch(TorchDispatchMode):
         if info.touches_data:
             self.sim.streams.on_op(name, call.tensors, out, device, bool(non_blocking))  # ordering by streams: streams.py
         if isinstance(out, (tuple, list)):
-            return type(out)(self._wrap(func, info, call, index, value, device) for index, value in enumerate(out))
-        return self._wrap(func, info, call, 0, out, device)
+            return type(out)(self._wrap(func, info, call, index, value, device, on_cuda) for index, value in enumerate(out))
+        return self._wrap(func, info, call, 0, out, device, on_cuda)
 
     # _run_plain and _wrap are called by __torch_dispatch__ only (directly or in a generator):
     # two frames up is at or inside the code that ran the op, where the log's caller search starts.
@@ -319,7 +331,7 @@ class SimulatedDispatch(TorchDispatchMode):
     def _run_plain(self, func, info: OpInfo, args: tuple, kwargs: dict) -> Any:  # noqa: ANN001
         """An op of plain CPU tensors: run as torch runs it (autograd above the mode has seen it),
         each new tensor it returns logged on the CPU."""
-        out = func(*args, **kwargs)
+        out = info.kernel(*args, **kwargs)
         outputs = out if isinstance(out, (tuple, list)) else (out,)
         if self.sim.streams.host_buffers and info.touches_data:  # the host touching a buffer a copy shares with a stream
             self.sim.streams.host_op(info.name, args, outputs)
@@ -329,7 +341,7 @@ class SimulatedDispatch(TorchDispatchMode):
                 self.sim.log(info.name, value, rules.CPU, start=sys._getframe(2))
         return out
 
-    def _wrap(self, func, info: OpInfo, call: Unwrapped, index: int, value: Any, device: torch.device) -> Any:  # noqa: ANN001, PLR0913
+    def _wrap(self, func, info: OpInfo, call: Unwrapped, index: int, value: Any, device: torch.device, on_cuda: bool) -> Any:  # noqa: ANN001, PLR0913
         if not isinstance(value, torch.Tensor):
             return value
         aliases = info.aliases
@@ -346,4 +358,4 @@ class SimulatedDispatch(TorchDispatchMode):
             source = call.device_of_operand(0) if info.transfer and call.tensors else None
             self.sim.log(info.name, value, device, source=source if source != device else None, start=sys._getframe(2))
         # A conjugate or negative view keeps its bit on the CPU data, where run_on_cpu honours it.
-        return SimulatedTensor(value, device) if device.type == "cuda" else value
+        return SimulatedTensor(value, device) if on_cuda else value

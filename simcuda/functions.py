@@ -119,10 +119,11 @@ def _plain_grad_meets_simulated(func: Callable, args: tuple, kwargs: dict) -> bo
     simulated = grad = False
     for value in (*args, *kwargs.values()) if kwargs else args:
         for leaf in value if isinstance(value, (list, tuple)) else (value,):
-            if isinstance(leaf, SimulatedTensor):
-                simulated = True
-            elif isinstance(leaf, torch.Tensor) and leaf.requires_grad:
-                grad = True
+            if isinstance(leaf, torch.Tensor):
+                if isinstance(leaf, SimulatedTensor):
+                    simulated = True
+                elif leaf.requires_grad:
+                    grad = True
     return simulated and grad
 
 

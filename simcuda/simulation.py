@@ -13,7 +13,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from simcuda import rules
-from simcuda.allocations import Allocation, foreign, record
+from simcuda.allocations import Allocation, Noted, as_allocation, foreign, note
 from simcuda.graphs import GraphTrees, mark_step_restored
 from simcuda.pinning import simulated_pinning
 from simcuda.streams import StreamTable
@@ -54,7 +54,8 @@ class Simulation:
         self.runner = runner
         self.serial = next(_SERIALS) * (1 if runner is None else -1)  # tags its tensors (tensor.py); a runner's negative
         self.current = 0
-        self.allocations: list[Allocation] = []
+        self._noted: list[Noted] = []  # the log, as ops note it (allocations.note)
+        self._allocations: list[Allocation] = []  # the part of it read so far, as Allocations
         self.refusals: list[str] = []
         self.graph_trees = GraphTrees()
         self.streams = StreamTable(self)  # its pinned memory joins when the context opens
@@ -87,13 +88,20 @@ class Simulation:
         if self._quiet:
             return
         if self.runner is None:
-            record(self.allocations, op, tensor, device, source, start)
+            note(self._noted, op, tensor, device, source, start)
         elif device.type == "cuda":
             if not self.runner.started:
                 self.runner.start_cuda()  # a tensor made on a GPU starts CUDA
             self.runner.memory.made(device.index, tensor)
         if (capture := self.graph_trees.capture) is not None:  # a compiled run: graphs.py
             capture.add(tensor, on_cpu=device.type != "cuda")
+
+    @property
+    def allocations(self) -> list[Allocation]:
+        """The log: every tensor made on a device, and every copy between devices, in order."""
+        if len(self._allocations) < len(self._noted):
+            self._allocations += map(as_allocation, self._noted[len(self._allocations) :])
+        return self._allocations
 
     def quiet(self) -> Quiet:
         """`with sim.quiet():` the CPU half of a call logged once by its caller on the simulated device."""
@@ -108,7 +116,7 @@ class Simulation:
 
     def foreign_allocations(self, allowed: set[str], since: int = 0) -> list[Allocation]:
         """Log entries (from the `since`-th on) made on, or copied to, a device outside `allowed`."""
-        return foreign(self.allocations[since:], allowed)
+        return foreign(self._noted[since:], allowed)
 
 
 def current_simulation() -> Simulation | None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
+from simcuda import rules
 from simcuda.allocations import caller_frame
 from simcuda.ordering import HOST, Access, Ordering, ReusedMemoryRace, StreamRace
 from simcuda.tensor import OPEN_SIMULATIONS, SimulatedTensor
@@ -266,8 +267,9 @@ class StreamTable:
         """Before tracking: which devices have work the host has not waited for. A copy to the host
         or a value handed to Python waited for its device; any other op queued work."""
         hands_a_value = out is not None and not isinstance(out, (torch.Tensor, tuple, list))
-        if device.type == "cuda" and not hands_a_value:
-            self._queued[device.index] = self._queued.get(device.index, 0) + 1
+        if rules.is_cuda(device) and not hands_a_value:
+            index = device.index
+            self._queued[index] = self._queued.get(index, 0) + 1
         else:  # `.cpu()`, `.item()`, `torch.equal`: the host waited for the device's stream
             for tensor, _ in call_tensors:
                 if isinstance(tensor, SimulatedTensor):
