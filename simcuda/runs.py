@@ -47,6 +47,12 @@ class SimulatedRun:
     def __post_init__(self) -> None:
         self.simulation = self._context.enter_context(simulated_cuda(max(2, self.device.index + 1)))
         self.simulation.set_device(self.device.index)
+        self.simulation.log_only_outside(self.allowed_devices)
+
+    @property
+    def allowed_devices(self) -> set[str]:
+        """Where the test may make tensors: the run's device and the CPU."""
+        return {"cpu", str(self.device)}
 
     def close(self) -> None:
         self._context.close()
@@ -62,7 +68,7 @@ class SimulatedRun:
         test's own lines (a test that names cuda:0 asked for it)."""
         return [
             entry
-            for entry in self.simulation.foreign_allocations({"cpu", str(self.device)})
+            for entry in self.simulation.foreign_allocations(self.allowed_devices)
             if not entry.caller.startswith(f"{self.test_file}:")
         ]
 

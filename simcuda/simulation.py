@@ -56,6 +56,8 @@ class Simulation:
         self.current = 0
         self._noted: list[Noted] = []  # the log, as ops note it (allocations.note)
         self._allocations: list[Allocation] = []  # the part of it read so far, as Allocations
+        self._unlogged: frozenset[str] = frozenset()  # devices the log leaves out (log_only_outside)
+        self._logs_device: dict[torch.device, bool] = {}
         self.refusals: list[str] = []
         self.graph_trees = GraphTrees()
         self.streams = StreamTable(self)  # its pinned memory joins when the context opens
@@ -88,7 +90,8 @@ class Simulation:
         if self._quiet:
             return
         if self.runner is None:
-            note(self._noted, op, tensor, device, source, start)
+            if not self._unlogged or self._logs(device):
+                note(self._noted, op, tensor, device, source, start)
         elif device.type == "cuda":
             if not self.runner.started:
                 self.runner.start_cuda()  # a tensor made on a GPU starts CUDA
@@ -96,9 +99,24 @@ class Simulation:
         if (capture := self.graph_trees.capture) is not None:  # a compiled run: graphs.py
             capture.add(tensor, on_cpu=device.type != "cuda")
 
+    def log_only_outside(self, allowed: set[str]) -> None:
+        """From now on, log only what is made on, or copied to, a device outside `allowed`: all a
+        run that asks for foreign allocations alone reads (runs.py), and noting an op's caller
+        is a good part of what a simulated op costs. Asking `foreign_allocations` with a set that
+        does not contain `allowed` is then a ValueError: the log cannot answer it."""
+        self._unlogged = frozenset(allowed)
+        self._logs_device.clear()
+
+    def _logs(self, device: torch.device) -> bool:
+        logs = self._logs_device.get(device)
+        if logs is None:
+            logs = self._logs_device[device] = str(device) not in self._unlogged
+        return logs
+
     @property
     def allocations(self) -> list[Allocation]:
-        """The log: every tensor made on a device, and every copy between devices, in order."""
+        """The log: every tensor made on a device, and every copy between devices, in order (only
+        those outside the devices `log_only_outside` named, once called)."""
         if len(self._allocations) < len(self._noted):
             self._allocations += map(as_allocation, self._noted[len(self._allocations) :])
         return self._allocations
@@ -116,6 +134,9 @@ class Simulation:
 
     def foreign_allocations(self, allowed: set[str], since: int = 0) -> list[Allocation]:
         """Log entries (from the `since`-th on) made on, or copied to, a device outside `allowed`."""
+        if not self._unlogged <= allowed:
+            left_out = ", ".join(sorted(self._unlogged - allowed))
+            raise ValueError(f"this simulation does not log allocations on {left_out} (log_only_outside): allow them to ask")
         return foreign(self._noted[since:], allowed)
 
 

@@ -224,6 +224,19 @@ def test_allocations_are_logged_per_device_with_their_caller() -> None:
     assert [a.device for a in sim.foreign_allocations(allowed={"cuda:1", "cpu"})] == ["cuda:0"]
 
 
+def test_a_log_kept_only_outside_the_allowed_devices_answers_for_those_alone() -> None:
+    with simulated_cuda() as sim:
+        sim.log_only_outside({"cuda:1", "cpu"})
+        x = torch.zeros(2, 3, device="cuda:1")
+        x.to("cuda:0")
+        (x + 1).cpu()
+        torch.ones(2) + 1
+    assert [(a.op, a.device, a.source) for a in sim.allocations] == [("aten::_to_copy", "cuda:0", "cuda:1")]
+    assert [a.device for a in sim.foreign_allocations(allowed={"cuda:1", "cpu"})] == ["cuda:0"]
+    with pytest.raises(ValueError, match="does not log allocations on cpu"):
+        sim.foreign_allocations(allowed={"cuda:1"})
+
+
 def test_torch_is_left_as_found() -> None:
     before = torch_state()
     with simulated_cuda():
