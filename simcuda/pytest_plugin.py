@@ -223,10 +223,13 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report: pytest.TestReport = yield
     from simcuda.runner import running
+    from simcuda.unsupported import REAL_CUDA_REACHED, log_refusal, reached_real_cuda
 
     run = run_of(item) or running()  # a simcuda:N test's own simulation, else the runner's
     if run is None:
         return report
+    if call.excinfo is not None and reached_real_cuda(call.excinfo.value):
+        log_refusal(REAL_CUDA_REACHED)  # the run's context is still open: its log takes it
     refused = run.new_refusals()
     if refused and call.when != "teardown":
         item.stash.setdefault(_PHASE_REFUSAL, {})[call.when] = refused[0]

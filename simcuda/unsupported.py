@@ -24,8 +24,13 @@ class SimulationUnsupported(RuntimeError):
     def __init__(self, feature: str, where: str = "") -> None:
         super().__init__(f"{feature} ({where})" if where else feature)
         self.feature = feature
-        if _OPEN_LOGS:
-            _OPEN_LOGS[-1].append(feature)
+        log_refusal(feature)
+
+
+def log_refusal(feature: str) -> None:
+    """The innermost running simulation refuses `feature` (an error made here or seen after it)."""
+    if _OPEN_LOGS:
+        _OPEN_LOGS[-1].append(feature)
 
 
 @contextlib.contextmanager
@@ -43,6 +48,26 @@ def refusals_logged_to(log: list[str]) -> Iterator[None]:
 def is_refusal(error: BaseException) -> bool:
     """Whether `error` is the simulation refusing a feature: itself, or an error it caused."""
     return isinstance(error, SimulationUnsupported) or isinstance(error.__cause__, SimulationUnsupported)
+
+
+# The real CUDA's answer on a machine without a GPU. Inside a simulation it means a C++ path no
+# Python stand-in sees reached it: TorchScript's interpreter initializes CUDA itself before a
+# `.to(device)` to a CUDA device dispatches (torch/csrc/jit/runtime/register_prim_ops.cpp,
+# to_dispatch). On a machine with a GPU that initialization succeeds and the op then reaches the
+# simulation as any other.
+_REAL_CUDA_ANSWERS = ("Found no NVIDIA driver on your system",)
+REAL_CUDA_REACHED = "the real CUDA, reached from C++ (TorchScript's `.to(device)` initializes it before the op reaches the simulation)"
+
+
+def reached_real_cuda(error: BaseException | None) -> bool:
+    """Whether `error`, or an error it was raised from, is the real CUDA saying there is no GPU."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if any(answer in str(error) for answer in _REAL_CUDA_ANSWERS):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 # Ops whose only meaning is a CUDA feature the CPU cannot imitate, by schema name.

@@ -286,3 +286,40 @@ def test_a_session_that_froze_torchs_global_flags_runs(pytester: pytest.Pytester
     result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["cudnn before True, after True"])
+
+
+# torchvision's scripted kernels move a tensor with `.to(img.device)` inside TorchScript's
+# interpreter, which initializes the real CUDA itself before the op reaches the simulation: on a
+# machine without a GPU that is the driver's error, a refusal (a skip naming it), never a failure.
+# A scripted function with a bug of its own still fails.
+SCRIPTED = '''
+import torch
+
+
+@torch.jit.script
+def displaced(img: torch.Tensor, displacement: torch.Tensor) -> torch.Tensor:
+    return img + displacement.to(img.device)
+
+
+@torch.jit.script
+def out_of_range(img: torch.Tensor) -> torch.Tensor:
+    return img[img.shape[0]]
+
+
+def test_scripted_move_to_the_images_device():
+    img = torch.rand(2, 3, device="cuda")
+    assert displaced(img, torch.zeros(2, 3)).device == img.device
+
+
+def test_scripted_bug_of_its_own():
+    out_of_range(torch.rand(2, 3, device="cuda"))
+'''
+
+
+def test_torchscript_reaching_the_real_cuda_is_a_refusal_and_its_own_bugs_fail(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_scripted=SCRIPTED)
+    result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider", "-W", "ignore::FutureWarning", "-rsf")
+    result.assert_outcomes(skipped=1, failed=1)
+    result.stdout.fnmatch_lines(["*simulated CUDA cannot run this: the real CUDA, reached from C++ (TorchScript*", "FAILED *test_scripted_bug_of_its_own*"])
+    report = json.loads((pytester.path / "simcuda-report.json").read_text())
+    assert report["refused_by_feature"] == {"the real CUDA, reached from C++ (TorchScript's `.to(device)` initializes it before the op reaches the simulation)": 1}
