@@ -12,6 +12,7 @@ are shown on that simulated device.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -67,11 +68,16 @@ def _placed(loaded: Any, targets: dict[int, torch.device]) -> Any:
     return loaded
 
 
+@functools.cache
+def _signature(function: Callable[..., Any]) -> inspect.Signature:
+    return inspect.signature(function)  # once: every simulation's context makes its torch.load
+
+
 def simulated_load(original: Callable[..., Any]) -> Callable[..., Any]:
     """torch.load, remembering its map_location for rebuild_simulated; a map_location that sends
     storages to CUDA loads them on the CPU, and the tensors on them are placed afterwards."""
 
-    signature = inspect.signature(original)
+    signature = _signature(original)
 
     def load(*args: Any, **kwargs: Any) -> Any:
         call = signature.bind(*args, **kwargs)  # map_location by keyword or by position
