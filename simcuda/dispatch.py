@@ -77,7 +77,7 @@ def op_info(func: torch._ops.OpOverload) -> OpInfo:
         view = bool(returns) and all(ret.alias_info is not None and not ret.alias_info.is_write for ret in returns)
         touches = not view and name not in METADATA_OPS
         composite = _is_composite(func)
-        kernel = func._op if func._pyobj_dispatcher is None else func
+        kernel = func._op if getattr(func, "_pyobj_dispatcher", True) is None else func  # else: its own __call__
         info = _OP_INFO[id(func)] = OpInfo(
             name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded, touches, composite, kernel
         )

@@ -43,6 +43,19 @@ def test_conjugate_and_negative_bits_are_honoured() -> None:
     assert all(torch.equal(e, g) for e, g in zip(expected, got))
 
 
+def test_a_conjugate_view_assigned_to_data_is_honoured() -> None:
+    """A wrapper remembers its data's bits when made (every op reads them); `.data =` changes the
+    data, and the bits with it."""
+
+    def body(device: torch.device) -> tuple:
+        holder = torch.zeros(2, dtype=torch.complex64, device=device)
+        holder.data = torch.tensor([1 + 2j, 3 - 1j], device=device).conj()
+        return (holder * 2,)
+
+    expected, got = both(body)
+    assert torch.equal(expected[0], got[0]), (expected, got)
+
+
 def test_torchscript_runs_without_building_cuda_fusion_kernels() -> None:
     """TorchScript's profiling executor builds fused CUDA kernels for tensors that report CUDA
     after a few runs (libcuda.so); inside, its GPU fusers are off."""
