@@ -64,8 +64,8 @@ def caller_summary() -> str:
 
 
 @functools.cache
-def _text(value: torch.device | torch.dtype) -> str:
-    return str(value).removeprefix("torch.")  # once per device or dtype: record runs for every op
+def text_of(value: torch.device | torch.dtype) -> str:
+    return str(value).removeprefix("torch.")  # once per device or dtype: the log asks per op
 
 
 Noted = tuple  # what an op notes of a tensor it made: op, device, shape, dtype, where, source
@@ -83,13 +83,13 @@ def note(  # noqa: PLR0913
 
 def as_allocation(noted: Noted) -> Allocation:
     op, device, shape, dtype, where, source = noted
-    return Allocation(op, _text(device), tuple(shape), _text(dtype), where, None if source is None else _text(source))
+    return Allocation(op, text_of(device), tuple(shape), text_of(dtype), where, None if source is None else text_of(source))
 
 
 def foreign(log: Sequence[Noted], allowed: set[str]) -> list[Allocation]:
     """Entries on a device outside `allowed`: made, or copied to, where the test never asked (read
     from the noted facts: a test's end asks this of every entry, and few are foreign)."""
-    return [as_allocation(entry) for entry in log if _text(entry[1]) not in allowed]
+    return [as_allocation(entry) for entry in log if text_of(entry[1]) not in allowed]
 
 
 SHOWN = 3  # allocations named in a description; the rest are counted

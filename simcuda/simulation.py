@@ -13,7 +13,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 from simcuda import rules
-from simcuda.allocations import Allocation, Noted, as_allocation, foreign, note
+from simcuda.allocations import Allocation, Noted, as_allocation, foreign, note, text_of
 from simcuda.graphs import GraphTrees, mark_step_restored
 from simcuda.pinning import simulated_pinning
 from simcuda.streams import StreamTable
@@ -57,7 +57,6 @@ class Simulation:
         self._noted: list[Noted] = []  # the log, as ops note it (allocations.note)
         self._allocations: list[Allocation] = []  # the part of it read so far, as Allocations
         self._unlogged: frozenset[str] = frozenset()  # devices the log leaves out (log_only_outside)
-        self._logs_device: dict[torch.device, bool] = {}
         self.refusals: list[str] = []
         self.graph_trees = GraphTrees()
         self.streams = StreamTable(self)  # its pinned memory joins when the context opens
@@ -90,7 +89,7 @@ class Simulation:
         if self._quiet:
             return
         if self.runner is None:
-            if not self._unlogged or self._logs(device):
+            if not self._unlogged or text_of(device) not in self._unlogged:
                 note(self._noted, op, tensor, device, source, start)
         elif device.type == "cuda":
             if not self.runner.started:
@@ -105,13 +104,6 @@ class Simulation:
         is a good part of what a simulated op costs. Asking `foreign_allocations` with a set that
         does not contain `allowed` is then a ValueError: the log cannot answer it."""
         self._unlogged = frozenset(allowed)
-        self._logs_device.clear()
-
-    def _logs(self, device: torch.device) -> bool:
-        logs = self._logs_device.get(device)
-        if logs is None:
-            logs = self._logs_device[device] = str(device) not in self._unlogged
-        return logs
 
     @property
     def allocations(self) -> list[Allocation]:
