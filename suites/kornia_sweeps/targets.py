@@ -16,10 +16,10 @@ import kornia.augmentation
 import kornia.enhance
 import kornia.filters
 import kornia.geometry.transform
-import pytest
 import torch
-from packaging.version import Version
 from torch import nn
+
+from fixtures.sweeps.tables import skip_if_older_than_table
 
 TABLE_WRITTEN_FOR = "0.9.0"  # the kornia release whose signatures the tables below follow
 STATE_SWEPT_MODULES = (kornia.augmentation, kornia.enhance, kornia.filters)
@@ -91,8 +91,7 @@ def build(cls: type[nn.Module], **extra: object) -> nn.Module:
     try:
         return cls(**CONSTRUCTOR_ARGS.get(cls.__name__, {}), **extra)
     except TypeError as error:
-        if Version(kornia.__version__) < Version(TABLE_WRITTEN_FOR):
-            pytest.skip(f"kornia {kornia.__version__}: {error} (arguments table written for {TABLE_WRITTEN_FOR})")
+        skip_if_older_than_table("kornia", kornia.__version__, TABLE_WRITTEN_FOR, str(error))
         raise
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 import torch
 import torchvision
-from packaging.version import Version
 
 from fixtures.proxies.meta_proxy import INCONCLUSIVE
 from fixtures.proxies.stream_proxy import NO_RUN, SIMULATED_DEVICE, on_two_streams
+from fixtures.sweeps.tables import skip_if_older_than_table
 from simcuda.simulation import Simulation
 
 pytest.importorskip("torchvision.tv_tensors", reason="TV tensors came with torchvision 0.16 (as datapoints in 0.15)")
@@ -44,6 +44,5 @@ def arguments_run_on_the_cpu(name: str) -> None:
     try:
         transform_call(name)(torch.device("cpu"))
     except (TypeError, ValueError) as error:
-        if Version(torchvision.__version__).release < Version(TABLE_WRITTEN_FOR).release:
-            pytest.skip(f"torchvision {torchvision.__version__}: {name}: {error} (arguments table written for {TABLE_WRITTEN_FOR})")
+        skip_if_older_than_table("torchvision", torchvision.__version__, TABLE_WRITTEN_FOR, f"{name}: {error}")
         raise
