@@ -44,16 +44,16 @@ def test_conjugate_and_negative_bits_are_honoured() -> None:
 
 
 def test_a_conjugate_view_assigned_to_data_is_honoured() -> None:
-    """A wrapper remembers its data's bits when made (every op reads them); `.data =` changes the
-    data, and the bits with it."""
+    """A wrapper mirrors its data's bits when made (every op reads them); `.data =` changes the
+    data, and the bits with it, as on a GPU (`is_conj()` True after it)."""
 
     def body(device: torch.device) -> tuple:
         holder = torch.zeros(2, dtype=torch.complex64, device=device)
         holder.data = torch.tensor([1 + 2j, 3 - 1j], device=device).conj()
-        return (holder * 2,)
+        return holder * 2, holder.is_conj()
 
     expected, got = both(body)
-    assert torch.equal(expected[0], got[0]), (expected, got)
+    assert torch.equal(expected[0], got[0]) and expected[1] is got[1] is True, (expected, got)
 
 
 def test_torchscript_runs_without_building_cuda_fusion_kernels() -> None:
