@@ -46,8 +46,9 @@ def refusals_logged_to(log: list[str]) -> Iterator[None]:
 
 
 def is_refusal(error: BaseException) -> bool:
-    """Whether `error` is the simulation refusing a feature: itself, or an error it caused."""
-    return isinstance(error, SimulationUnsupported) or isinstance(error.__cause__, SimulationUnsupported)
+    """Whether `error` is the simulation refusing a feature: itself, an error it caused, or the
+    real CUDA reached where no stand-in sees (`reached_real_cuda`)."""
+    return isinstance(error, SimulationUnsupported) or isinstance(error.__cause__, SimulationUnsupported) or reached_real_cuda(error)
 
 
 # The real CUDA's answer on a machine without a GPU. Inside a simulation it means a C++ path no

@@ -323,3 +323,16 @@ def test_torchscript_reaching_the_real_cuda_is_a_refusal_and_its_own_bugs_fail(p
     result.stdout.fnmatch_lines(["*simulated CUDA cannot run this: the real CUDA, reached from C++ (TorchScript*", "FAILED *test_scripted_bug_of_its_own*"])
     report = json.loads((pytester.path / "simcuda-report.json").read_text())
     assert report["refused_by_feature"] == {"the real CUDA, reached from C++ (TorchScript's `.to(device)` initializes it before the op reaches the simulation)": 1}
+
+
+def test_the_driver_error_is_a_refusal_wherever_errors_are_sorted() -> None:
+    """The sweeps' classify_call re-raises refusals (fixtures/proxies/meta_proxy.py): the driver's
+    error, even wrapped as TorchScript wraps it, is one; an error of the call's own is not."""
+    from simcuda.unsupported import is_refusal
+
+    driver = RuntimeError("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU")
+    try:
+        raise RuntimeError("The following operation failed in the TorchScript interpreter.") from driver
+    except RuntimeError as wrapped:
+        assert is_refusal(wrapped)
+    assert not is_refusal(RuntimeError("index 2 is out of bounds for dimension 0 with size 2"))
