@@ -2,8 +2,8 @@
 worker per GPU, then a serial step for multi-GPU and isolated tests), and the folder under
 reports/observed/<date>-<gpu-model>/ that keeps their reports. summary.py reads them back.
 
-Pure functions; __main__.py runs them. No GPU was at hand when this was written: it is argued
-from the workflow and the plugins, not run.
+Pure functions; __main__.py runs them. Run on one real GPU (reports/observed/2026-11-25-nvidia-h200/);
+several GPUs are argued from the workflow and the plugins, not run.
 """
 
 from __future__ import annotations
