@@ -47,12 +47,22 @@ class OpInfo(NamedTuple):
     refused: str | None  # why the simulation refuses it (unsupported.py), or None
     seeded: bool  # draws random numbers (on a runner, from the device's own generator)
     touches_data: bool  # reads or writes memory (a view, or a query like is_pinned, does not): streams.py
+    reads_inputs: bool  # reads its tensor arguments' memory (a factory like empty_like reads their shape only)
     composite: bool  # CompositeImplicitAutograd: runs as its decomposition (see __torch_dispatch__)
     kernel: Callable  # the op's C++ entry, past OpOverload.__call__'s Python frame where that frame adds nothing
 
 
 # Ops that read a tensor's metadata only: no access to its memory.
 METADATA_OPS = frozenset({"aten::is_pinned", "aten::is_same_size", "aten::is_set_to", "aten::sym_size", "aten::sym_stride", "aten::sym_numel", "aten::sym_storage_offset"})
+
+
+def is_factory(name: str) -> bool:
+    """empty_like, zeros_like, new_empty, ...: their tensor arguments give a shape, dtype and device,
+    never data (torch.cuda._sanitizer's factory rule, which matches `new_` on the bare name only)."""
+    base = name.rpartition("::")[2]
+    return base.startswith("new_") or base.endswith("_like")
+
+
 # By the op's id, the op kept alive in _SEEN so that no id is reused: an OpOverload's __hash__ is
 # Python, and every op asks.
 _OP_INFO: dict[int, OpInfo] = {}
@@ -79,7 +89,8 @@ def op_info(func: torch._ops.OpOverload) -> OpInfo:
         composite = _is_composite(func)
         kernel = func._op if getattr(func, "_pyobj_dispatcher", True) is None else func  # else: its own __call__
         info = _OP_INFO[id(func)] = OpInfo(
-            name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded, touches, composite, kernel
+            name, aliases, any(aliases), index_position, name in rules.TRANSFER_OPS, UNSUPPORTED_OPS.get(name), seeded, touches, not is_factory(name),
+            composite, kernel,
         )
         _SEEN.append(func)
     return info
@@ -320,7 +331,7 @@ class SimulatedDispatch(TorchDispatchMode):
         if non_blocking and name == "aten::_to_copy" and call.simulated and device.type == "cpu":
             out = torch.ops.aten._pin_memory.default(out)  # ATen allocates a non_blocking copy to the host pinned
         if info.touches_data:
-            self.sim.streams.on_op(name, call.tensors, out, device, bool(non_blocking))  # ordering by streams: streams.py
+            self.sim.streams.on_op(name, call.tensors if info.reads_inputs else [], out, device, bool(non_blocking))  # ordering by streams: streams.py
         if isinstance(out, (tuple, list)):
             return type(out)(self._wrap(func, info, call, index, value, device, on_cuda) for index, value in enumerate(out))
         return self._wrap(func, info, call, 0, out, device, on_cuda)
@@ -334,7 +345,7 @@ class SimulatedDispatch(TorchDispatchMode):
         out = info.kernel(*args, **kwargs)
         outputs = out if isinstance(out, (tuple, list)) else (out,)
         if self.sim.streams.host_buffers and info.touches_data:  # the host touching a buffer a copy shares with a stream
-            self.sim.streams.host_op(info.name, args, outputs)
+            self.sim.streams.host_op(info.name, args if info.reads_inputs else (), outputs)
         aliases = info.aliases
         for index, value in enumerate(outputs):
             if isinstance(value, torch.Tensor) and not (index < len(aliases) and aliases[index]):

@@ -173,6 +173,9 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         "set_stream": lambda stream: stream is not None and sim.streams.set_current(stream),
         "stream": sim.streams.using,
         "is_current_stream_capturing": lambda: False,
+        # A kernel that only spins (torch's stream tests hold work back with it): it touches no
+        # memory, and simulated work is done when queued, so there is nothing to keep.
+        "_sleep": lambda cycles: None,
         "cudart": refuse("the CUDA runtime API (torch.cuda.cudart(): mem_get_info, profiler ranges)"),
         "_lazy_init": lazy_init,
         "CUDAGraph": refuse("CUDA graphs (torch.cuda.CUDAGraph)"),

@@ -149,7 +149,9 @@ class StreamTable:
     def new_id(self, index: int, kind: str) -> int:
         stream = self._count
         self._count += 1
-        self.ordering.add_stream(stream, f"{kind} stream {stream} of cuda:{index}")
+        # A device has one default stream; a side stream is told apart by the order it was made in.
+        name = f"the default stream of cuda:{index}" if kind == "the default" else f"{kind} stream (#{stream}) of cuda:{index}"
+        self.ordering.add_stream(stream, name)
         if kind != "the default":
             self.arm()
         return stream

@@ -4,8 +4,6 @@ ordering engine against torch.cuda._sanitizer's own on random stream traces; the
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 import torch
 from hypothesis import given, settings
@@ -15,136 +13,24 @@ from torch.cuda._sanitizer import EventHandler
 from simcuda import simulated_cuda
 from simcuda.ordering import HOST, Ordering, StreamRace
 from simcuda.runner import Runner
+from tests import stream_race_shapes
+from tests.stream_race_shapes import SHAPES, RaceShape, side_stream_reads_default_write
 
-HERE = __file__
-
-
-def side_stream_reads_default_write(ordered: bool) -> None:
-    x = torch.ones(4, device="cuda")
-    side = torch.cuda.Stream()
-    if ordered:
-        side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        x * 2
+HERE = stream_race_shapes.__file__  # the racing line is a body's
 
 
-def default_stream_reads_side_result(ordered: bool) -> None:
-    x = torch.ones(4, device="cuda")
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        y = x * 2
-    if ordered:
-        torch.cuda.current_stream().wait_stream(side)
-    y + 1
-
-
-def event_recorded_before_the_work(ordered: bool) -> None:
-    """torchvision-8587's shape: the event that should mark the work done is recorded before it."""
-    x = torch.ones(4, device="cuda")
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    done = torch.cuda.Event()
-    if not ordered:
-        done.record(side)
-    with torch.cuda.stream(side):
-        y = x * 2
-    if ordered:
-        done.record(side)
-    torch.cuda.current_stream().wait_event(done)
-    y + 1
-
-
-def copy_to_pinned_read_before_synchronize(ordered: bool) -> None:
-    x = torch.ones(4, device="cuda")
-    host = torch.empty(4).pin_memory()
-    host.copy_(x, non_blocking=True)
-    if ordered:
-        torch.cuda.current_stream().synchronize()
-    host.sum()
-
-
-def non_blocking_to_cpu_read_before_synchronize(ordered: bool) -> None:
-    """PyTorch issue 127612: ATen pins the destination of a non_blocking copy to the host."""
-    y = torch.ones(4, device="cuda").to("cpu", non_blocking=True)
-    if ordered:
-        torch.cuda.synchronize()
-    y.sum()
-
-
-def pinned_source_overwritten_before_the_copy_ran(ordered: bool) -> None:
-    source = torch.ones(4).pin_memory()
-    source.to("cuda", non_blocking=True)
-    if ordered:
-        event = torch.cuda.Event()
-        event.record()
-        event.synchronize()
-    source.fill_(3)
-
-
-def two_streams_write_one_tensor(ordered: bool) -> None:
-    x = torch.zeros(4, device="cuda")
-    first, second = torch.cuda.Stream(), torch.cuda.Stream()
-    first.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(first):
-        x.add_(1)
-    if ordered:
-        second.wait_stream(first)
-    with torch.cuda.stream(second):
-        x.mul_(2)
-
-
-def value_read_on_the_default_stream(ordered: bool) -> None:
-    """`.item()` runs on the current stream: a side stream's result needs waiting for first."""
-    x = torch.ones(4, device="cuda")
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        total = x.sum()
-    if ordered:
-        torch.cuda.current_stream().wait_stream(side)
-    total.item()
-
-
-def freed_while_another_stream_reads_it(ordered: bool) -> None:
-    """The caching allocator hands a freed block to its stream's next allocation (9606's sibling)."""
-    x = torch.ones(1024, device="cuda")
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        x * 2
-    if ordered:
-        x.record_stream(side)
-    del x
-    torch.zeros(1024, device="cuda")
-
-
-# shape -> (body, the racing access's op, the earlier access's op, the racing participant)
-SHAPES: dict[str, tuple[Callable[[bool], None], str, str, str]] = {
-    "side stream reads a default-stream write": (side_stream_reads_default_write, "aten::mul", "work queued before", "side stream"),
-    "default stream reads a side-stream result": (default_stream_reads_side_result, "aten::add", "aten::mul", "default stream"),
-    "event recorded before the work (8587)": (event_recorded_before_the_work, "aten::add", "aten::mul", "default stream"),
-    "pinned copy to the host read before synchronize": (copy_to_pinned_read_before_synchronize, "aten::sum", "aten::copy_", "the host"),
-    "non_blocking .to('cpu') read before synchronize (127612)": (non_blocking_to_cpu_read_before_synchronize, "aten::sum", "aten::_to_copy", "the host"),
-    "pinned source overwritten before its copy is ordered": (pinned_source_overwritten_before_the_copy_ran, "aten::fill_", "aten::_to_copy", "the host"),
-    "two streams write one tensor": (two_streams_write_one_tensor, "aten::mul_", "aten::add_", "side stream"),
-    ".item() of a side-stream result": (value_read_on_the_default_stream, "aten::_local_scalar_dense", "aten::sum", "default stream"),
-    "freed without record_stream, then reused": (freed_while_another_stream_reads_it, "torch.zeros", "aten::mul", "default stream"),
-}
-
-
-@pytest.mark.parametrize(("body", "racing_op", "earlier_op", "racer"), SHAPES.values(), ids=SHAPES.keys())
-def test_the_racy_twin_fails_naming_both_accesses(body, racing_op: str, earlier_op: str, racer: str) -> None:
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_the_racy_twin_fails_naming_both_accesses(shape: RaceShape) -> None:
     with simulated_cuda(2), pytest.raises(StreamRace) as race:
-        body(False)
+        shape.body(False)
     message = str(race.value)
     racing, earlier = (message.split(" is reused by ")[::-1] if " is reused by " in message else message.split(" is not ordered after "))
-    assert racing_op in racing and racer in racing and f"{HERE}:" in racing, message  # the racing line of this file
-    assert earlier_op in earlier, message
+    assert shape.racing_op in racing and shape.racer in racing and f"{HERE}:" in racing, message  # the body's racing line
+    assert shape.earlier_op in earlier, message
 
 
-@pytest.mark.parametrize(("body", "racing_op", "earlier_op", "racer"), SHAPES.values(), ids=SHAPES.keys())
-def test_the_ordered_twin_passes(body, racing_op: str, earlier_op: str, racer: str) -> None:
+@pytest.mark.parametrize("body", [shape.body for shape in SHAPES.values()], ids=SHAPES.keys())
+def test_the_ordered_twin_passes(body) -> None:
     with simulated_cuda(2):
         body(True)
 
@@ -263,3 +149,17 @@ def test_a_non_blocking_copy_from_pageable_memory_shares_nothing_with_the_stream
         moved = source.to("cuda", non_blocking=True)
         source.fill_(3)
         assert not simulation.streams.armed and moved.cpu().tolist() == [1.0] * 4
+
+
+def test_a_factory_on_another_stream_reads_only_its_arguments_shape() -> None:
+    """empty_like / new_zeros take a shape, dtype and device from a tensor, never its memory (as
+    torch.cuda._sanitizer has it): made on a side stream while the default stream writes that
+    tensor, they race with nothing; a real read there does."""
+    with simulated_cuda(2):
+        x = torch.ones(4, device="cuda")
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            torch.empty_like(x)
+            x.new_zeros(3)
+            with pytest.raises(StreamRace, match="aten::clone"):
+                x.clone()
