@@ -265,6 +265,43 @@ def test_expected_failures_are_counted_as_xfailed(pytester: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(["3 tests run on the simulated cuda:1: 1 failed, 2 xfailed"])
 
 
+# A skip marker skips before any fixture: no simulation is opened for it (kornia marks 3,000 tests
+# so; opening one costs about a millisecond), while a skipif that does not hold and a skip from the
+# body stay simulated tests.
+SKIPS = '''
+import pytest
+import torch
+
+
+@pytest.fixture
+def on_the_device():
+    return torch.ones(1, device="cuda")
+
+
+@pytest.mark.skip(reason="to be deprecated")
+def test_marked(on_the_device):
+    raise AssertionError("never runs")
+
+
+@pytest.mark.skipif(False, reason="does not hold")
+def test_runs(on_the_device):
+    assert on_the_device.device == torch.device("cuda:1")
+
+
+def test_skips_itself(on_the_device):
+    pytest.skip("from the body")
+'''
+
+
+def test_a_skip_marked_test_opens_no_simulation(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_skips=SKIPS)
+    result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*to be deprecated", "*from the body"])
+    report = json.loads((pytester.path / "simcuda-report.json").read_text())
+    assert sorted(name.split("::")[1] for name in report["results"]) == ["test_runs", "test_skips_itself"], report
+
+
 # timm's test_optim.py imports torch.testing._internal.common_utils, which calls
 # torch.backends.disable_global_flags(): from then on assigning a cuDNN flag raises. The
 # simulation's own switches must still work, and the flags come back as they were.
