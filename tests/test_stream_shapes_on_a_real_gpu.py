@@ -52,10 +52,9 @@ TWINS = pytest.mark.parametrize("ordered", [False, True], ids=["racy", "ordered"
 @pytest.mark.parametrize("name", SHAPES)
 def test_the_sanitizer_flags_the_racy_twins_it_can_see(name: str, ordered: bool) -> None:
     """A fresh process per twin: the sanitizer, once enabled, stays for the process."""
-    environment = {key: value for key, value in os.environ.items() if key != RUNNER_ENV}
     done = subprocess.run(
         [sys.executable, "-c", SANITIZED_TWIN, name, "ordered" if ordered else "racy"],
-        cwd=REPOSITORY, env=environment, capture_output=True, text=True, timeout=300,
+        cwd=REPOSITORY, capture_output=True, text=True, timeout=300, check=False,
     )
     flagged = "CSAN detected a possible data race" in done.stderr
     assert done.returncode == 0 or flagged, done.stderr[-2000:]
