@@ -26,7 +26,7 @@ from pathlib import Path
 from fixtures.known_bugs.registry import DEFAULT_REGISTRY
 from reports.acceptance.gpus import GpuQueryError, visible_gpu_names
 from reports.acceptance.steps import DEFAULT_RACE_BUDGET, acceptance_root, acceptance_steps, observed_folder
-from reports.acceptance.summary import combined_lines, missing_results_lines, summary_lines
+from reports.acceptance.summary import combined_lines, conformance_lines, missing_results_lines, summary_lines
 from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
 from reports.run.loading import ResultsError, load_results
 from reports.across_runs.matrix import matrix_columns, matrix_html
@@ -92,8 +92,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run_acceptance(race_budget: str, out: Path | None) -> int:
-    """Run both steps from the repository root, then print (and keep in summary.txt) each bug's
-    verdict, evidence and GPUs per step, and the worse of the two steps."""
+    """Run the steps from the repository root, then print (and keep in summary.txt) each bug's
+    verdict, evidence and GPUs per bug step, the worse of those steps, and the conformance step's
+    outcomes."""
     from simcuda.runner import runner_gpus  # here: the matrix page's job installs only pytest and packaging
 
     try:
@@ -115,17 +116,23 @@ def run_acceptance(race_budget: str, out: Path | None) -> int:
     statuses = []
     for step in steps:
         print(f"$ {' '.join(step.command)}", flush=True)
-        statuses.append(subprocess.run(step.command, check=False, cwd=REPOSITORY).returncode)
+        environment = {**os.environ, **dict(step.environment)}
+        statuses.append(subprocess.run(step.command, check=False, cwd=REPOSITORY, env=environment).returncode)
     lines = [f"GPUs: {', '.join(names)}"]
-    documents: dict[str, dict | None] = {}
+    documents: dict[str, dict | None] = {}  # the bug steps': the combined verdicts come from them
+    conformance: list[str] = []
     for step in steps:
         try:
-            documents[step.name] = load_results(folder / step.name / "results.json")
-            lines += summary_lines(step.name, documents[step.name])
+            document = load_results(folder / step.name / "results.json")
         except ResultsError as error:
-            documents[step.name] = None
-            lines += missing_results_lines(step.name, str(error))
-    lines += combined_lines(documents)
+            document = None
+            (lines if step.judges_bugs else conformance).extend(missing_results_lines(step.name, str(error)))
+        if step.judges_bugs:
+            documents[step.name] = document
+            lines += summary_lines(step.name, document) if document else []
+        elif document:
+            conformance += conformance_lines(step.name, document)
+    lines += combined_lines(documents) + conformance
     folder.mkdir(parents=True, exist_ok=True)  # a step that crashed before writing may not have made it
     (folder / "summary.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

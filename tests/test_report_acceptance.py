@@ -4,6 +4,7 @@ are checked as data, and the whole command end to end with a faked GPU count and
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,15 +14,15 @@ import torch
 
 from reports.__main__ import main
 from reports.acceptance.gpus import ASK, visible_gpu_names
-from reports.acceptance.steps import PARALLEL_MARKERS, SERIAL_MARKERS, acceptance_steps, observed_folder
-from reports.acceptance.summary import WORSE_FIRST, combined_lines, summary_lines, worse
+from reports.acceptance.steps import CONFORMANCE_TESTS, PARALLEL_MARKERS, SERIAL_MARKERS, acceptance_steps, observed_folder
+from reports.acceptance.summary import WORSE_FIRST, combined_lines, conformance_lines, summary_lines, worse
 from reports.run.results import results_document
 from tests.conftest import REPO
 from tests.test_report_workflow import load_workflow, marker_expression, parallel_and_serial_steps
 
 
 def test_steps_select_like_the_workflow_and_use_one_worker_per_gpu(tmp_path: Path) -> None:
-    parallel, serial = acceptance_steps("python", 2, tmp_path)
+    parallel, serial, conformance = acceptance_steps("python", 2, tmp_path)
     workflow_parallel, workflow_serial = parallel_and_serial_steps(load_workflow())
     assert (PARALLEL_MARKERS, SERIAL_MARKERS) == (marker_expression(workflow_parallel), marker_expression(workflow_serial))
     assert parallel.command[parallel.command.index("-n") + 1] == "2" and "-n" not in serial.command
@@ -31,6 +32,9 @@ def test_steps_select_like_the_workflow_and_use_one_worker_per_gpu(tmp_path: Pat
         assert {"--require-gpu", "--strict-sweeps"} <= set(command)
         assert command[command.index("--device") + 1] == "cuda"  # every visible GPU
         assert command[-1] == f"--report-dir={tmp_path / step.name}"
+    assert list(conformance.command) == ["python", "-m", "pytest", CONFORMANCE_TESTS, "-p", "no:cacheprovider", f"--report-dir={tmp_path / 'conformance'}"]
+    assert (REPO / CONFORMANCE_TESTS).is_file() and dict(conformance.environment) == {"PYTEST_ADDOPTS": ""}
+    assert (parallel.judges_bugs, serial.judges_bugs, conformance.judges_bugs) == (True, True, False)
     with pytest.raises(ValueError, match="needs a visible GPU"):
         acceptance_steps("python", 0, tmp_path)
 
@@ -48,9 +52,9 @@ def results(exit_status: int = 1, tv_9606: str = "reproduced") -> dict:
         {"bug_id": "sam2-460", "verdict": "skipped", "evidence": None, "detail": "sam2 not installed"},
     ]
     tests = [
-        {"nodeid": "a[cuda:0]", "properties": {"known_bug": "torchvision-9606", "gpu": "0: NVIDIA H100 (GPU-aa)"}},
-        {"nodeid": "a[cuda:1]", "properties": {"known_bug": "torchvision-9606", "gpu": "1: NVIDIA H100 (GPU-bb)"}},
-        {"nodeid": "a[cpu]", "properties": {"known_bug": "torchvision-9606"}},
+        {"nodeid": "a[cuda:0]", "outcome": "xfailed", "message": "", "properties": {"known_bug": "torchvision-9606", "gpu": "0: NVIDIA H100 (GPU-aa)"}},
+        {"nodeid": "a[cuda:1]", "outcome": "xfailed", "message": "", "properties": {"known_bug": "torchvision-9606", "gpu": "1: NVIDIA H100 (GPU-bb)"}},
+        {"nodeid": "a[cpu]", "outcome": "passed", "message": "", "properties": {"known_bug": "torchvision-9606"}},
     ]
     return results_document(started="s", finished="f", exit_status=exit_status, environment={}, verdicts=verdicts, tests=tests, sections={})
 
@@ -70,7 +74,7 @@ def answering_gpu_names(names: list[str], pytest_run=None):
     def run(command, check, cwd=None, **kwargs):
         if command[1:3] == ["-c", ASK]:
             return subprocess.CompletedProcess(command, 0, stdout=json.dumps(names) + "\n", stderr="")
-        return pytest_run(command, check=check, cwd=cwd)
+        return pytest_run(command, check=check, cwd=cwd, env=kwargs.get("env"))
 
     return run
 
@@ -90,8 +94,9 @@ def fake_acceptance(monkeypatch, tmp_path: Path, crashed: str | None = None) -> 
     monkeypatch.setattr("reports.acceptance.steps.OBSERVED_ROOT", tmp_path / "observed")
     ran: list[list[str]] = []
 
-    def fake_pytest(command, check, cwd):
+    def fake_pytest(command, check, cwd, env):
         assert cwd == REPO  # `suites` is relative to it
+        assert env["PYTEST_ADDOPTS"] == "" if command[-1].endswith("conformance") else env == os.environ
         ran.append(list(command))
         if crashed and command[-1].endswith(crashed):
             return subprocess.CompletedProcess(command, 1)
@@ -121,12 +126,14 @@ def test_the_child_lists_what_this_machine_shows() -> None:
 def test_acceptance_end_to_end_with_two_faked_gpus(capsys, monkeypatch, tmp_path: Path) -> None:
     ran = fake_acceptance(monkeypatch, tmp_path)
     assert main(["acceptance", "--race-budget", "5,10s"]) == 0
-    assert [marker_expression(command[3:]) for command in ran] == [PARALLEL_MARKERS, SERIAL_MARKERS]  # after `python -m pytest`
-    assert all("--race-budget=5,10s" in command for command in ran)
+    assert [marker_expression(command[3:]) for command in ran[:2]] == [PARALLEL_MARKERS, SERIAL_MARKERS]  # after `python -m pytest`
+    assert ran[2][3] == CONFORMANCE_TESTS and not any("race-budget" in word for word in ran[2])
+    assert all("--race-budget=5,10s" in command for command in ran[:2])
     folder = next((tmp_path / "observed").iterdir())
     assert folder.name.endswith("-nvidia-h100-80gb-hbm3-x2")
     summary = (folder / "summary.txt").read_text()
     assert "[parallel] exit status 0" in summary and "[serial] exit status 0" in summary
+    assert summary.splitlines()[-1] == "[conformance] exit status 0: 1 passed, 2 xfailed"  # after the combined lines
     assert "GPUs: 0: NVIDIA H100 (GPU-aa), 1: NVIDIA H100 (GPU-bb)" in capsys.readouterr().out
 
 
@@ -143,7 +150,7 @@ def test_the_parent_never_starts_cuda_before_the_steps(capsys, monkeypatch, tmp_
     for name in ("device_count", "get_device_name", "get_device_properties", "get_device_capability", "_lazy_init", "init", "is_available"):
         monkeypatch.setattr(torch.cuda, name, cuda_started)
     assert main(["acceptance"]) == 0
-    assert [command[1:3] for command in ran] == [["-m", "pytest"], ["-m", "pytest"]]
+    assert [command[1:3] for command in ran] == [["-m", "pytest"]] * 3
     assert "GPUs: NVIDIA H100 80GB HBM3, NVIDIA H100 80GB HBM3" in capsys.readouterr().out
 
 
@@ -156,7 +163,30 @@ def test_a_step_that_left_no_results_keeps_the_other_steps_summary(crashed: str,
     assert f"[{other}] exit status 0" in summary
     assert any(line.startswith(f"[{crashed}] no results.json (crashed?): ") for line in summary)
     assert "  torchvision-9606  error           " in "\n".join(summary)  # the crashed step decides nothing
-    assert summary == capsys.readouterr().out.splitlines()[2:-1]  # printed too, after the two `$ pytest` lines
+    assert summary == capsys.readouterr().out.splitlines()[3:-1]  # printed too, after the three `$ pytest` lines
+
+
+def test_a_conformance_step_that_left_no_results_decides_no_bug(capsys, monkeypatch, tmp_path: Path) -> None:
+    fake_acceptance(monkeypatch, tmp_path, crashed="conformance")
+    assert main(["acceptance"]) == 1
+    summary = next((tmp_path / "observed").iterdir()).joinpath("summary.txt").read_text().splitlines()
+    assert summary[-1].startswith("[conformance] no results.json (crashed?): ")
+    assert "  torchvision-9606  reproduced      (parallel reproduced, serial reproduced)" in summary  # no error charged to a bug
+
+
+def test_the_conformance_lines_name_each_failure_and_why_tests_skipped() -> None:
+    tests = [
+        {"nodeid": "t[a-racy]", "outcome": "failed", "message": "assert True == False"},
+        {"nodeid": "t[a-ordered]", "outcome": "passed", "message": ""},
+        {"nodeid": "t[b-racy]", "outcome": "skipped", "message": "needs a real CUDA GPU"},
+        {"nodeid": "t[b-ordered]", "outcome": "skipped", "message": "needs a real CUDA GPU"},
+    ]
+    document = results_document(started="s", finished="f", exit_status=1, environment={}, verdicts=[], tests=tests, sections={})
+    assert conformance_lines("conformance", document) == [
+        "[conformance] exit status 1: 1 failed, 1 passed, 2 skipped",
+        "  failed: t[a-racy] | assert True == False",
+        "  skipped: needs a real CUDA GPU",
+    ]
 
 
 @pytest.mark.parametrize(

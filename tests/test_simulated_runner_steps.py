@@ -2,7 +2,7 @@
 command lines as written (what tox runs for them: xdist workers pinned one per GPU, then the
 serial step whose isolated tests run in pytest-isolated's children, which must inherit the runner),
 and `python -m reports acceptance` with one GPU and with two (its steps: the workflow's selection
-and options), narrowed with --bug through PYTEST_ADDOPTS."""
+and options, narrowed with --bug through PYTEST_ADDOPTS, then the conformance step, which is not)."""
 
 from __future__ import annotations
 
@@ -68,4 +68,9 @@ def test_acceptance_on_the_runner_is_kept_outside_reports_observed(gpus: int, tm
     for bug in DECIDED:
         assert f"{bug:<17} {expected_verdict(bug):<15}" in combined, combined
     assert f"{'torchvision-8587':<17} {'inconclusive':<15}" in combined, combined
+    # The conformance step ran its whole file whatever --bug selected: the simulated twins pass,
+    # the real-GPU tests skip naming the runner.
+    conformance = combined.split("[conformance]", 1)[1].splitlines()
+    assert conformance[0].startswith(" exit status 0: ") and " passed, " in conformance[0] and conformance[0].endswith(" skipped"), conformance
+    assert "  skipped: needs a real CUDA GPU: this is the simulated runner (SIMCUDA_RUNNER_GPUS)" in conformance, conformance
     assert sorted(OBSERVED_ROOT.rglob("*")) == before

@@ -1,5 +1,6 @@
-"""`python -m reports acceptance`'s two pytest steps, as the GPU workflow runs them (one xdist
-worker per GPU, then a serial step for multi-GPU and isolated tests), and the folder under
+"""`python -m reports acceptance`'s pytest steps: the GPU workflow's two (one xdist worker per GPU,
+then a serial step for multi-GPU and isolated tests), then the simulated device's conformance on
+the real GPU (its race shapes under torch's CUDA sanitizer, and their symptoms); the folder under
 reports/observed/<date>-<gpu-model>/ that keeps their reports. summary.py reads them back.
 
 Pure functions; __main__.py runs them. Run on one real GPU (reports/observed/2026-11-25-nvidia-h200/);
@@ -20,12 +21,23 @@ SERIAL_MARKERS = "min_cuda_devices or isolated_on_gpu"
 OBSERVED_ROOT = REPOSITORY / "reports" / "observed"
 REHEARSAL_ROOT = REPOSITORY / "reports" / "out" / "acceptance-rehearsal"
 DEFAULT_RACE_BUDGET = "2000,300s"
+# What the simulated device's stream rules claim, checked against the real GPU's (simcuda/README.md).
+CONFORMANCE_TESTS = "tests/test_stream_shapes_on_a_real_gpu.py"
+CONFORMANCE = "conformance"
 
 
 @dataclass(frozen=True)
 class Step:
-    name: str  # "parallel" or "serial": also its report folder
+    name: str  # "parallel", "serial" or "conformance": also its report folder
     command: tuple[str, ...]
+    # Variables set for it: the conformance step runs its file whatever PYTEST_ADDOPTS selects of
+    # the bugs (`--bug` would deselect all of it).
+    environment: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def judges_bugs(self) -> bool:
+        """Its results.json holds the bugs' verdicts (the conformance step's decide nothing)."""
+        return self.name != CONFORMANCE
 
 
 def acceptance_steps(python: str, gpu_count: int, out_dir: Path, race_budget: str = DEFAULT_RACE_BUDGET) -> list[Step]:
@@ -39,6 +51,11 @@ def acceptance_steps(python: str, gpu_count: int, out_dir: Path, race_budget: st
     return [
         Step("parallel", (*shared, "-n", str(gpu_count), "-m", PARALLEL_MARKERS, f"--report-dir={out_dir / 'parallel'}")),
         Step("serial", (*shared, "-m", SERIAL_MARKERS, f"--report-dir={out_dir / 'serial'}")),
+        Step(
+            CONFORMANCE,
+            (python, "-m", "pytest", CONFORMANCE_TESTS, "-p", "no:cacheprovider", f"--report-dir={out_dir / CONFORMANCE}"),
+            (("PYTEST_ADDOPTS", ""),),
+        ),
     ]
 
 

@@ -1,7 +1,10 @@
-"""`python -m reports acceptance`'s summary: per step and per bug the verdict, the evidence and the
-GPUs its tests ran on, then one combined line per bug over the steps."""
+"""`python -m reports acceptance`'s summary: per bug step and per bug the verdict, the evidence and
+the GPUs its tests ran on, one combined line per bug over those steps, and the conformance step's
+outcomes."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 from fixtures.known_bugs.verdicts import ERROR, FIXED, INCONCLUSIVE, NOT_REPRODUCED, REGRESSED, REPRODUCED, SKIPPED
 
@@ -32,6 +35,16 @@ def summary_lines(step: str, document: dict) -> list[str]:
             f"  {record['bug_id']:<17} {record['verdict']:<15} {record['evidence'] or '-':<7} GPUs: {ran_on}"
             f" | {record['detail']}"
         )
+    return lines
+
+
+def conformance_lines(step: str, document: dict) -> list[str]:
+    """The conformance step: its tests' outcomes, each test that failed, and why tests skipped."""
+    tests = document["tests"]
+    counts = ", ".join(f"{count} {outcome}" for outcome, count in sorted(Counter(test["outcome"] for test in tests).items()))
+    lines = [f"[{step}] exit status {document['exit_status']}: {counts or 'no tests'}"]
+    lines += [f"  {test['outcome']}: {test['nodeid']} | {test['message']}" for test in tests if test["outcome"] in ("failed", "error")]
+    lines += [f"  skipped: {reason}" for reason in sorted({test["message"] for test in tests if test["outcome"] == "skipped"})]
     return lines
 
 
