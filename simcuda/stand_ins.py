@@ -278,6 +278,24 @@ def fake_from_tensor(original: Callable[..., Any]) -> Callable[..., Any]:
     return from_tensor
 
 
+def legacy_subclass_new(original: Callable[..., Any]) -> staticmethod:
+    """`Cls(...)`, torch's legacy constructor, for a Tensor subclass without a `__new__` of its own:
+    outside any mode torch builds a plain tensor (an alias of a tensor argument, autograd kept) and
+    gives it the class; under a Python mode that tensor already has a Python object, which torch
+    refuses to retype (pytorch/pytorch#149290, under any dispatch mode), so the class is given as
+    `as_subclass` gives it. Its signature is `(*args, **kwargs)`, as the C function's reads: Dynamo,
+    first imported inside the simulation, checks it against its polyfill of `Tensor.__new__`."""
+
+    def __new__(*args: Any, **kwargs: Any) -> torch.Tensor:
+        cls, *rest = args
+        if cls is torch.Tensor:
+            return original(cls, *rest, **kwargs)
+        aliased = len(rest) == 1 and not kwargs and isinstance(rest[0], torch.Tensor)
+        return (rest[0] if aliased else original(torch.Tensor, *rest, **kwargs)).as_subclass(cls)
+
+    return staticmethod(__new__)
+
+
 def custom_function_apply(original: Any) -> classmethod:
     """`torch.autograd.Function.apply` for simulated inputs: the C++ apply builds the function's
     node only for inputs that require grad, which a simulated tensor never does itself (autograd
@@ -368,6 +386,7 @@ def swapped(sim: Simulation) -> Iterator[None]:
     function = torch.autograd.function.Function
     targets.append((function, "apply", custom_function_apply(function.__dict__["apply"])))
     targets.append((torch.Tensor, "as_subclass", simulated_as_subclass(torch._C.TensorBase.as_subclass)))
+    targets.append((torch.Tensor, "__new__", legacy_subclass_new(torch._C.TensorBase.__new__)))
     fake_mode = torch._subclasses.fake_tensor.FakeTensorMode
     targets.append((fake_mode, "from_tensor", fake_from_tensor(fake_mode.__dict__["from_tensor"])))
     # Its binding parses the stream before any mode sees the call: a simulated stream is not a torch.Stream.
