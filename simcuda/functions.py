@@ -132,6 +132,13 @@ def _below_autograd(func: Callable, *args: Any, **kwargs: Any) -> Any:
         return func(*args, **kwargs)
 
 
+def _bounded_by_simulated(key: Any) -> bool:
+    """A slice bound that is a simulated tensor (`x[t:]` of a CPU `x`): the binding reads it with
+    its own `__index__`, through the real CUDA; indexing.py reads it through the dispatcher."""
+    items = key if isinstance(key, tuple) else (key,)
+    return any(type(item) is slice and any(map(is_simulated, (item.start, item.stop, item.step))) for item in items)
+
+
 def _cpu_data(value: Any) -> Any:
     return tree_map(lambda leaf: real_cpu(leaf) if isinstance(leaf, torch.Tensor) else leaf, value)
 
@@ -248,11 +255,11 @@ class SimulatedFunctions(TorchFunctionMode):
 
     def _getitem(self, func, args, kwargs):  # noqa: ANN001, ANN202
         tensor, key = args
-        return indexing.getitem(tensor, key) if is_simulated(tensor) else func(tensor, key)
+        return indexing.getitem(tensor, key) if is_simulated(tensor) or _bounded_by_simulated(key) else func(tensor, key)
 
     def _setitem(self, func, args, kwargs):  # noqa: ANN001, ANN202
         tensor, key, value = args
-        return indexing.setitem(tensor, key, value) if is_simulated(tensor) else func(tensor, key, value)
+        return indexing.setitem(tensor, key, value) if is_simulated(tensor) or _bounded_by_simulated(key) else func(tensor, key, value)
 
     def _backward(self, func, args, kwargs):  # noqa: ANN001, ANN202
         """Tensor.backward / torch.autograd.backward, run on the CPU data where the graph is."""

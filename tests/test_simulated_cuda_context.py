@@ -150,6 +150,18 @@ def test_assigning_through_a_basic_key_writes_the_data_and_logs_only_copies(make
             assert real_cpu(value.grad).tolist() == [1.0] * 3
 
 
+def test_a_cpu_tensor_sliced_by_a_simulated_bound_reads_it_through_the_dispatcher() -> None:
+    """`x[t:]` of a CPU `x` with `t` a 0-dim tensor on the simulated device: torch's binding reads
+    the bound with its own `__index__`, which reached the real CUDA (a driver error here, the real
+    GPU on a GPU machine); on CUDA it reads the value."""
+    x = torch.arange(12.0).reshape(3, 4)
+    with simulated_cuda():
+        bound = torch.tensor(1, device="cuda:1")
+        assert torch.equal(x[bound:], x[1:]) and torch.equal(x[:, 1 : bound + 2], x[:, 1:3])
+        x[bound:, 0] = -1.0
+    assert x[:, 0].tolist() == [0.0, -1.0, -1.0]
+
+
 def test_plain_cpu_ops_inside_the_context_run_as_torch_runs_them_and_are_logged() -> None:
     """An op of CPU tensors only is torch's own op; each new tensor is logged on the CPU with its
     caller, a view or an in-place result is not."""
