@@ -8,6 +8,7 @@ simulated tensor, re-expressed through the dispatcher (which the dispatch mode h
   `float()` / `int()` / `bool()` / `complex()` / `__index__`, legacy `new`) and indexing
   (python_variable_indexing.cpp; indexing.py does it in Python) go through the dispatcher instead;
 - backward and `torch.autograd.grad` run where the graph is, on the CPU data (tensor.py);
+- a call of plain CPU tensors that nothing reads runs past the dispatch mode (`_passes_through`).
 
 A handled call on a tensor subclass with its own `__torch_function__` (torchvision's TVTensors)
 goes through that first, with this mode still on, so the subclass re-wraps the result as it
@@ -106,6 +107,40 @@ _AUTOGRAD_ABOVE = functools.reduce(
 )
 
 
+# A call of plain CPU tensors runs with these excluded, past every mode (see _passes_through).
+_MODE_KEYS = torch._C.DispatchKeySet(_KEY.Python) | torch._C.DispatchKeySet(_KEY.PythonTLSSnapshot)
+_PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})  # exact types: a subclass may have its own dispatch
+# Values that name no device, stream or generator (an int does only as `device=`, or as `.to`'s
+# and `.cuda`'s argument, which never pass): anything else (a string, a device, a TVTensor) keeps
+# the call on the modes.
+_INERT = frozenset({int, float, bool, complex, type(None), type(Ellipsis), torch.dtype, torch.Size, torch.memory_format, torch.layout})
+
+
+def _plain_value(value: Any) -> bool:
+    kind = type(value)
+    if kind in _PLAIN_TENSORS:
+        return value.is_cpu
+    if kind is slice:  # an indexing key's: its bounds may be tensors
+        return _plain_value(value.start) and _plain_value(value.stop) and _plain_value(value.step)
+    return kind in _INERT
+
+
+def _plain_cpu_call(args: tuple, kwargs: dict) -> bool:
+    """Every argument a plain CPU tensor or an inert value (nested one list deep at most), and no
+    `device=`."""
+    if kwargs:
+        if kwargs.get("device") is not None:
+            return False
+        args = (*args, *kwargs.values())
+    for value in args:
+        if type(value) is list or type(value) is tuple:
+            if not all(_plain_value(item) for item in value):
+                return False
+        elif not _plain_value(value):
+            return False
+    return True
+
+
 # Queries autograd's layer answers itself: below it they would meet the device rules as ops.
 # (Module.to asks whether a CPU parameter can take a CUDA tensor's data: dense and dense, yes.)
 _ANSWERED_ABOVE = frozenset({torch._has_compatible_shallow_copy_type})
@@ -164,10 +199,17 @@ class SimulatedFunctions(TorchFunctionMode):
             **{getattr(tensor, name): self._new for name in ("new_tensor", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full")},
             **{func: self._unguarded(through) for func, through in _GUARDED.items()},
         }
+        # The handlers that add nothing for plain CPU tensors and values (indexing, the guarded
+        # bindings, a tensor from flat data) let such a call pass through; the others may still
+        # reach CUDA (`x.cuda()`, `x.to(1)`) or must see it (backward).
+        self.passable = frozenset({tensor.__getitem__, tensor.__setitem__, torch.tensor, torch.as_tensor, torch.asarray, *_GUARDED})
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
         kwargs = kwargs or {}
         handler = self.handlers.get(func)
+        if (handler is None or func in self.passable) and self._passes_through(args, kwargs):
+            with torch._C._ExcludeDispatchKeyGuard(_MODE_KEYS):
+                return func(*args, **kwargs)
         if handler is not None:
             owner = args[0] if args else None
             if isinstance(owner, torch.Tensor) and _has_own_torch_function(type(owner)) and torch._C._is_torch_function_enabled():
@@ -175,12 +217,18 @@ class SimulatedFunctions(TorchFunctionMode):
                     return type(owner).__torch_function__(func, types, args, kwargs)
             return handler(func, args, kwargs)
         if not kwargs and len(args) == 1 and not isinstance(args[0], (list, tuple)):
-            return func(*args)  # one tensor (`x.shape`, `x.exp()`): nothing to place, most calls end here
+            return func(*args)  # one tensor (`x.shape`, `x.exp()`): nothing to place
         if _is_cuda(kwargs.get("device")):
             return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
         if _plain_grad_meets_simulated(func, args, kwargs):
             return _below_autograd(func, *args, **kwargs)
         return func(*args, **kwargs)
+
+    def _passes_through(self, args: tuple, kwargs: dict) -> bool:
+        """A call of plain CPU tensors that nothing here watches runs as torch runs it, past the
+        dispatch mode (most of a peer's CPU work: a mode costs several microseconds per ATen op).
+        Only where no other dispatch mode is open: it must see every op."""
+        return torch._C._len_torch_dispatch_stack() == 1 and _plain_cpu_call(args, kwargs) and not self.sim.watches_plain_cpu_ops()
 
     def _factory(self, func, args, kwargs, device, op=None):  # noqa: ANN001, ANN202
         """Make it on the CPU, then hand it out as made on `device` (one log entry, on `device`)."""

@@ -98,6 +98,12 @@ class Simulation:
         if (capture := self.graph_trees.capture) is not None:  # a compiled run: graphs.py
             capture.add(tensor, on_cpu=device.type != "cuda")
 
+    def watches_plain_cpu_ops(self) -> bool:
+        """Whether an op of plain CPU tensors matters to it: the log keeps the CPU's tensors, the
+        host may touch a buffer a copy shares with a stream, or a compiled run's capture is
+        counting its CPU outputs. Where none does, such a call may skip the modes (functions.py)."""
+        return (self.runner is None and "cpu" not in self._unlogged) or bool(self.streams.host_buffers) or self.graph_trees.capture is not None
+
     def log_only_outside(self, allowed: set[str]) -> None:
         """From now on, log only what is made on, or copied to, a device outside `allowed`: all a
         run that asks for foreign allocations alone reads (runs.py), and noting an op's caller

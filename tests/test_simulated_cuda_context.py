@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from simcuda import SimulationUnsupported, is_simulated, real_cpu, simulated_cuda
 from simcuda import stand_ins
@@ -247,6 +248,51 @@ def test_a_log_kept_only_outside_the_allowed_devices_answers_for_those_alone() -
     assert [a.device for a in sim.foreign_allocations(allowed={"cuda:1", "cpu"})] == ["cuda:0"]
     with pytest.raises(ValueError, match="does not log allocations on cpu"):
         sim.foreign_allocations(allowed={"cuda:1"})
+
+
+class CountingMode(TorchDispatchMode):
+    """A test's own dispatch mode: it must see every op, plain ones included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
+        self.ops.append(func._schema.name)
+        return func(*args, **(kwargs or {}))
+
+
+def test_plain_cpu_calls_nothing_watches_skip_the_dispatch_mode_and_nothing_else(monkeypatch) -> None:
+    """Where the log leaves the CPU out (the plugin's runs), a call of plain CPU tensors runs past
+    the dispatch mode (several microseconds per op saved), indexing included; a call that names a
+    CUDA device, even by an int, still lands on the simulated one; a mode of the test's own still
+    sees its ops; a compiled run leaves the thread's dispatch keys as found; where the log keeps
+    the CPU each op is logged."""
+    from simcuda.dispatch import SimulatedDispatch
+
+    reached: list[str] = []
+    run_plain = SimulatedDispatch._run_plain
+    monkeypatch.setattr(SimulatedDispatch, "_run_plain", lambda self, func, *rest: reached.append(str(func)) or run_plain(self, func, *rest))
+    keys = torch._C._dispatch_tls_local_exclude_set()
+    x = torch.rand(3, 4)
+    with simulated_cuda() as sim:
+        (x + x).exp()
+        assert reached == ["aten.add.Tensor", "aten.exp.default"]  # the CPU is logged: each op seen
+        sim.log_only_outside({"cpu", "cuda:1"})
+        reached.clear()
+        torch.add(x, x).exp()
+        x[0, 1:3] = x[1, torch.tensor([0, 1])]
+        float(x[..., 2].sum())
+        assert reached == []
+        assert all(is_simulated(moved) for moved in (x.cuda(1), x.to(1), torch.zeros(3, device=1), x.new_zeros(2, device=1)))
+        assert torch.equal(x[torch.tensor(1, device="cuda:1") :], x[1:])  # a bound read from the device
+        with CountingMode() as mode:
+            x + x
+        assert mode.ops == ["aten::add"]
+        compiled = torch.compile(lambda a, b: (a * 2 + b).sum(), backend="eager")
+        assert torch.equal(compiled(x, x), (x * 2 + x).sum())
+        assert torch._C._dispatch_tls_local_exclude_set() == keys and is_simulated(x.to("cuda:1"))
+    assert torch._C._dispatch_tls_local_exclude_set() == keys
 
 
 def test_torch_is_left_as_found() -> None:
