@@ -226,8 +226,9 @@ class SimulatedFunctions(TorchFunctionMode):
 
     def _passes_through(self, args: tuple, kwargs: dict) -> bool:
         """A call of plain CPU tensors that nothing here watches runs as torch runs it, past the
-        dispatch mode (most of a peer's CPU work: a mode costs several microseconds per ATen op).
-        Only where no other dispatch mode is open: it must see every op."""
+        dispatch mode (a peer's CPU reference computations, torchvision's loops of `x[i, j]`: a
+        mode costs several microseconds per ATen op). Only where no other dispatch mode is open:
+        it must see every op."""
         return torch._C._len_torch_dispatch_stack() == 1 and _plain_cpu_call(args, kwargs) and not self.sim.watches_plain_cpu_ops()
 
     def _factory(self, func, args, kwargs, device, op=None):  # noqa: ANN001, ANN202
