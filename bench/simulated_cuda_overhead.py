@@ -1,5 +1,6 @@
 """What the simulated CUDA device costs per call: the same kornia calls on plain CPU and on the
-simulated cuda:1 (module moved with `.to`), median of several calls, plus the ATen ops per call.
+simulated cuda:1 (module moved with `.to`), median of several calls, plus the ATen ops per call;
+then one small op on the CPU, on cuda:1, and on the CPU inside a simulation as a test's run opens it.
 
 Times are this process's CPU time with one torch thread, so a machine shared with other jobs
 changes them less than wall time would (`--clock wall` for wall time).
@@ -105,7 +106,10 @@ def main() -> None:
     cpu_us = single_op_us("cpu")
     with simulated_cuda():
         sim_us = single_op_us("cuda:1")
-    print(f"one small op (x + x, 8x8): cpu {cpu_us:.1f} us, simulated cuda:1 {sim_us:.1f} us")
+    with simulated_cuda() as sim:
+        sim.log_only_outside({"cpu", "cuda:1"})  # as a --simcuda test's run logs
+        in_test_us = single_op_us("cpu")
+    print(f"one small op (x + x, 8x8): cpu {cpu_us:.1f} us, simulated cuda:1 {sim_us:.1f} us, cpu inside a test's simulation {in_test_us:.1f} us")
 
 
 if __name__ == "__main__":

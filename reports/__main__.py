@@ -123,15 +123,14 @@ def run_acceptance(race_budget: str, out: Path | None) -> int:
     conformance: list[str] = []
     for step in steps:
         try:
-            document = load_results(folder / step.name / "results.json")
+            document, missing = load_results(folder / step.name / "results.json"), []
         except ResultsError as error:
-            document = None
-            (lines if step.judges_bugs else conformance).extend(missing_results_lines(step.name, str(error)))
+            document, missing = None, missing_results_lines(step.name, str(error))
         if step.judges_bugs:
             documents[step.name] = document
-            lines += summary_lines(step.name, document) if document else []
-        elif document:
-            conformance += conformance_lines(step.name, document)
+            lines += missing or summary_lines(step.name, document)
+        else:
+            conformance += missing or conformance_lines(step.name, document)
     lines += combined_lines(documents) + conformance
     folder.mkdir(parents=True, exist_ok=True)  # a step that crashed before writing may not have made it
     (folder / "summary.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -167,13 +167,6 @@ def _below_autograd(func: Callable, *args: Any, **kwargs: Any) -> Any:
         return func(*args, **kwargs)
 
 
-def _bounded_by_simulated(key: Any) -> bool:
-    """A slice bound that is a simulated tensor (`x[t:]` of a CPU `x`): the binding reads it with
-    its own `__index__`, through the real CUDA; indexing.py reads it through the dispatcher."""
-    items = key if isinstance(key, tuple) else (key,)
-    return any(type(item) is slice and any(map(is_simulated, (item.start, item.stop, item.step))) for item in items)
-
-
 def _cpu_data(value: Any) -> Any:
     return tree_map(lambda leaf: real_cpu(leaf) if isinstance(leaf, torch.Tensor) else leaf, value)
 
@@ -229,7 +222,7 @@ class SimulatedFunctions(TorchFunctionMode):
         dispatch mode (a peer's CPU reference computations, torchvision's loops of `x[i, j]`: a
         mode costs several microseconds per ATen op). Only where no other dispatch mode is open:
         it must see every op."""
-        return torch._C._len_torch_dispatch_stack() == 1 and _plain_cpu_call(args, kwargs) and not self.sim.watches_plain_cpu_ops()
+        return torch._C._len_torch_dispatch_stack() == 1 and not self.sim.watches_plain_cpu_ops() and _plain_cpu_call(args, kwargs)
 
     def _factory(self, func, args, kwargs, device, op=None):  # noqa: ANN001, ANN202
         """Make it on the CPU, then hand it out as made on `device` (one log entry, on `device`)."""
@@ -304,11 +297,11 @@ class SimulatedFunctions(TorchFunctionMode):
 
     def _getitem(self, func, args, kwargs):  # noqa: ANN001, ANN202
         tensor, key = args
-        return indexing.getitem(tensor, key) if is_simulated(tensor) or _bounded_by_simulated(key) else func(tensor, key)
+        return indexing.getitem(tensor, key) if is_simulated(tensor) or indexing.has_simulated_bound(key) else func(tensor, key)
 
     def _setitem(self, func, args, kwargs):  # noqa: ANN001, ANN202
         tensor, key, value = args
-        return indexing.setitem(tensor, key, value) if is_simulated(tensor) or _bounded_by_simulated(key) else func(tensor, key, value)
+        return indexing.setitem(tensor, key, value) if is_simulated(tensor) or indexing.has_simulated_bound(key) else func(tensor, key, value)
 
     def _backward(self, func, args, kwargs):  # noqa: ANN001, ANN202
         """Tensor.backward / torch.autograd.backward, run on the CPU data where the graph is."""

@@ -1,4 +1,5 @@
-"""`x[key]` and `x[key] = value` on a simulated tensor, in Python, through the dispatcher.
+"""`x[key]` and `x[key] = value` on a simulated tensor (or with a simulated slice bound), in
+Python, through the dispatcher.
 
 PyTorch's own `Tensor.__getitem__` / `__setitem__` (torch/csrc/autograd/python_variable_indexing.cpp)
 open a device guard for `x`'s device before indexing: on a tensor that reports `cuda:1` that is
@@ -69,6 +70,12 @@ def as_tuple(key: object) -> tuple:
     if len(items) < 32 and any(isinstance(i, (torch.Tensor, slice, list, tuple)) or i is Ellipsis or i is None for i in items):
         return tuple(items)
     return (key,)
+
+
+def has_simulated_bound(key: object) -> bool:
+    """A slice bound that is a simulated tensor (`x[t:]` of a CPU `x`): torch's binding reads it
+    with its own `__index__`, through the real CUDA; `getitem` / `setitem` read it with `as_index`."""
+    return any(type(item) is slice and any(isinstance(bound, SimulatedTensor) for bound in (item.start, item.stop, item.step)) for item in as_tuple(key))
 
 
 def _index_tensor(value: object) -> torch.Tensor:
