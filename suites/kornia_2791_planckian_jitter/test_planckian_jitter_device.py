@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from kornia.augmentation import RandomPlanckianJitter
 
+from fixtures.known_bugs.library_api import library_api
 from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call, same_device
 from fixtures.proxies.module_state import held_tensors
 from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, observe
 from simcuda import describe
+
+RandomPlanckianJitter = library_api("kornia.augmentation", "RandomPlanckianJitter", first_release="0.6.4")
 
 DEFAULT_GPU = torch.device("cuda:0")
 # One multiply per channel and a clamp: a GPU may differ from the CPU by an FMA rounding, no more.

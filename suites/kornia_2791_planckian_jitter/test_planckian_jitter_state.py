@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from kornia.augmentation import RandomPlanckianJitter
 from torch import nn
 
+from fixtures.known_bugs.library_api import library_api
 from fixtures.proxies.meta_proxy import ERROR, INCONCLUSIVE, classify_call, same_device
 from fixtures.proxies.module_state import held_tensors, registered_state
 from fixtures.known_bugs.outcomes import Inconclusive, observe
+
+RandomPlanckianJitter = library_api("kornia.augmentation", "RandomPlanckianJitter", first_release="0.6.4")
 
 MODES = ["blackbody", "CIED"]
 STATE = "pl"

@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from kornia.filters import gaussian, gaussian_blur2d, get_gaussian_kernel1d
-from kornia.geometry.transform import rescale, resize
+
+from fixtures.known_bugs.library_api import library_api
+
+gaussian, gaussian_blur2d, get_gaussian_kernel1d = library_api(
+    "kornia.filters", "gaussian", "gaussian_blur2d", "get_gaussian_kernel1d", first_release="0.2.0"
+)
+rescale, resize = library_api("kornia.geometry.transform", "rescale", "resize", first_release="0.4.1")
 
 ChainCall = Callable[[torch.device], torch.Tensor]
 

@@ -12,19 +12,16 @@ cuDNN runs in TF32 by default on Ampere and later, enough to break the chain's 1
 from __future__ import annotations
 
 
-import kornia
 import pytest
 import torch
 
-if not hasattr(kornia.enhance, "jpeg_codec_differentiable"):
-    pytest.skip(f"kornia {kornia.__version__} has no jpeg_codec_differentiable (first shipped in 0.7.2)", allow_module_level=True)
+from fixtures.known_bugs.library_api import library_api
+from fixtures.known_bugs.outcomes import observe
+from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call
+from simcuda import describe
+from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES
 
-from kornia.enhance import jpeg_codec_differentiable  # noqa: E402 - only after the version guard
-
-from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call  # noqa: E402
-from fixtures.known_bugs.outcomes import observe  # noqa: E402
-from simcuda import describe  # noqa: E402
-from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES  # noqa: E402
+jpeg_codec_differentiable = library_api("kornia.enhance", "jpeg_codec_differentiable", first_release="0.7.2")
 
 # TF32 off while the device result is computed and compared with the CPU's.
 pytestmark = [pytest.mark.known_bug("kornia-2837", evidence="direct"), pytest.mark.usefixtures("full_fp32_precision")]

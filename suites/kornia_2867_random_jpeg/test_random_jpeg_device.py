@@ -10,14 +10,13 @@ run here) the same mismatch is raised, as both upstream reports show.
 
 from __future__ import annotations
 
-import kornia.augmentation
 import pytest
 import torch
 
-if not hasattr(kornia.augmentation, "RandomJPEG"):
-    pytest.skip(f"kornia {kornia.__version__} has no RandomJPEG (first shipped in 0.7.2)", allow_module_level=True)
+from fixtures.known_bugs.library_api import library_api
+from suites.device_oracle import check_matches_cpu, mean_abs
 
-from suites.device_oracle import check_matches_cpu, mean_abs  # noqa: E402 - only after the version guard
+RandomJPEG = library_api("kornia.augmentation", "RandomJPEG", first_release="0.7.2")
 
 # The codec rounds (a smooth approximation around torch.round): a CPU/GPU float difference can flip
 # an isolated coefficient by one quantisation step, so compare the mean, as kornia-2837's suite does.
@@ -31,7 +30,7 @@ WAYS = [pytest.param(True, id="module-moved"), pytest.param(False, id="module-no
 def test_random_jpeg_on_device_matches_cpu(device: str, simulation: object | None, moved: bool) -> None:
     target = torch.device(device)
     image = torch.rand(2, 3, 32, 32)  # sides a multiple of 16, as 0.7.2 requires
-    augmentation = kornia.augmentation.RandomJPEG(jpeg_quality=(30.0, 90.0), p=1.0)
+    augmentation = RandomJPEG(jpeg_quality=(30.0, 90.0), p=1.0)
     params = augmentation.forward_parameters(image.shape)
     expected = augmentation(image.clone(), params=params)
     way = "moved" if moved else "not moved"

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from kornia.augmentation import RandomGaussianIllumination
 
+from fixtures.known_bugs.library_api import library_api
 from suites.device_oracle import check_matches_cpu
+
+RandomGaussianIllumination = library_api("kornia.augmentation", "RandomGaussianIllumination", first_release="0.7.2")
 
 # One add and a clamp per pixel: a correct device differs from the CPU by rounding only.
 ATOL = 1e-6

@@ -11,19 +11,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-import kornia
-import kornia.augmentation
-import kornia.enhance
-import kornia.filters
-import kornia.geometry.transform
 import torch
 from torch import nn
 
+from fixtures.known_bugs.library_api import library_api
 from fixtures.sweeps.tables import skip_if_older_than_table
 
+kornia = library_api("kornia", first_release="0.1.0")
+# The swept modules, each imported here: a submodule is an attribute of `kornia` once imported.
+augmentation = library_api("kornia.augmentation", first_release="0.2.0")
+enhance = library_api("kornia.enhance", first_release="0.4.0")
+filters = library_api("kornia.filters", first_release="0.1.4")
+geometry_transform = library_api("kornia.geometry.transform", first_release="0.1.4")
+
 TABLE_WRITTEN_FOR = "0.9.0"  # the kornia release whose signatures the tables below follow
-STATE_SWEPT_MODULES = (kornia.augmentation, kornia.enhance, kornia.filters)
-FUNCTION_SWEPT_MODULES = (kornia.filters, kornia.enhance, kornia.geometry.transform)
+STATE_SWEPT_MODULES = (augmentation, enhance, filters)
+FUNCTION_SWEPT_MODULES = (filters, enhance, geometry_transform)
 # Containers and bases are no augmentations of their own; the dissolving ones need diffusers.
 NOT_STANDALONE = ("Base", "Sequential", "Dispather", "Dissolving", "MixAugmentation")
 

@@ -13,6 +13,13 @@ import numpy as np
 import torch
 from PIL import Image
 
+from fixtures.known_bugs.library_api import library_api
+
+build_sam2_video_predictor = library_api(
+    "sam2.build_sam", "build_sam2_video_predictor", first_release="0.4.1",
+    hint="the optional extra: SAM2_BUILD_CUDA=0 pip install -e '.[sam2]'",
+)
+
 CONFIG = "configs/sam2.1/sam2.1_hiera_t.yaml"  # packaged with sam2 (hydra finds it by this name)
 OVERRIDES = ["++model.image_size=256"]  # 16x fewer pixels than the config's 1024
 FRAMES, HEIGHT, WIDTH = 3, 64, 96
@@ -38,8 +45,6 @@ def write_frames(folder: Path) -> Path:
 def predictor_call(way: str, frames: Path) -> Callable[[torch.device], object]:
     """The predictor built on `device` (random weights), its state made the way `way` says, a click
     on the first frame (`add_new_points_or_box`), then `propagate_in_video`; returns the masks."""
-    from sam2.build_sam import build_sam2_video_predictor
-
     def call(device: torch.device) -> object:
         torch.manual_seed(0)
         predictor = build_sam2_video_predictor(CONFIG, ckpt_path=None, device=device, hydra_overrides_extra=OVERRIDES)

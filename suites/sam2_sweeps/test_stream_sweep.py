@@ -14,8 +14,7 @@ import torch
 from fixtures.proxies.stream_proxy import SIMULATED_DEVICE, on_two_streams
 from simcuda.simulation import Simulation
 
-pytest.importorskip("sam2", reason="sam2 is not installed (the optional extra): SAM2_BUILD_CUDA=0 pip install -e '.[sam2]'")
-from suites.sam2_sweeps.targets import WAYS, predictor_call, write_frames  # noqa: E402 - sam2 first
+from suites.sam2_sweeps.targets import WAYS, predictor_call, write_frames
 
 
 @pytest.fixture(scope="module")

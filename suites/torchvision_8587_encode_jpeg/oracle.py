@@ -20,9 +20,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from PIL import Image, ImageFile
-from torchvision.io import decode_jpeg
 
+from fixtures.known_bugs.library_api import library_api
 from fixtures.known_bugs.outcomes import BugObserved
+
+decode_jpeg = library_api("torchvision.io", "decode_jpeg", first_release="0.8.0")
 
 # Differences are mean absolute differences in 0-255 units (upstream's "x255" on [0, 1] images),
 # judged per 8x8 block (JPEG's DCT block, the unit a broken encode goes wrong in) over its pixels

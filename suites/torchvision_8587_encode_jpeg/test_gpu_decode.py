@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torchvision.io import decode_jpeg, encode_jpeg
+
+from fixtures.known_bugs.library_api import library_api
 
 from .images import cpu_frames
 from .marks import SUITE_MARKS
 from .oracle import QUALITY, Where, check_decoded
+
+decode_jpeg, encode_jpeg = library_api("torchvision.io", "decode_jpeg", "encode_jpeg", first_release="0.8.0")
 
 pytestmark = SUITE_MARKS
 

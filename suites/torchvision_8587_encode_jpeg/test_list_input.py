@@ -4,11 +4,14 @@ different sizes, contents and memory layouts in one list."""
 from __future__ import annotations
 
 import torch
-from torchvision.io import encode_jpeg
+
+from fixtures.known_bugs.library_api import library_api
 
 from .images import IMAGE_MAKERS, SIZE_RANGE, LAYOUTS, random_size, with_layout
 from .marks import SUITE_MARKS
 from .oracle import QUALITY, Where, check_jpeg, nvjpeg_failure_is_observed
+
+encode_jpeg = library_api("torchvision.io", "encode_jpeg", first_release="0.8.0")
 
 pytestmark = SUITE_MARKS
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import torch
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
-from torchvision.io import encode_jpeg
+
+from fixtures.known_bugs.library_api import library_api
 
 from .images import IMAGE_MAKERS, LAYOUTS, with_layout
 from .marks import SUITE_MARKS
 from .oracle import QUALITY, Where, check_jpeg
+
+encode_jpeg = library_api("torchvision.io", "encode_jpeg", first_release="0.8.0")
 
 pytestmark = SUITE_MARKS
 

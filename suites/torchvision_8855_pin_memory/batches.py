@@ -8,9 +8,12 @@ from collections.abc import Callable, Iterator
 
 import torch
 from torch.utils.data import Dataset
-from torchvision import tv_tensors
+
+from fixtures.known_bugs.library_api import library_api
 
 from .samples import SAMPLES
+
+tv_tensors = library_api("torchvision.tv_tensors", first_release="0.16.0")
 
 BATCH_SIZE = 2
 

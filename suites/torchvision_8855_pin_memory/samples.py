@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from torchvision import tv_tensors
+
+from fixtures.known_bugs.library_api import library_api
+
+tv_tensors = library_api("torchvision.tv_tensors", first_release="0.16.0")
 
 CANVAS = (24, 32)  # (height, width); deliberately not square, so a swapped canvas_size shows
 

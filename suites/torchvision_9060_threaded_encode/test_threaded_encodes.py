@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
-from torchvision.io import encode_jpeg
 
+from fixtures.known_bugs.library_api import library_api
 from fixtures.known_bugs.outcomes import BugObserved
 from fixtures.determinism.race_budget import RaceBudget
 
@@ -17,6 +17,8 @@ from suites.torchvision_8587_encode_jpeg.device_load import keep_busy_until
 from suites.torchvision_8587_encode_jpeg.images import gradient_image
 from suites.torchvision_8587_encode_jpeg.marks import codec_marks
 from suites.torchvision_8587_encode_jpeg.oracle import QUALITY, ImageSink, Where, check_jpeg, nvjpeg_failure_is_observed
+
+encode_jpeg = library_api("torchvision.io", "encode_jpeg", first_release="0.8.0")
 
 pytestmark = codec_marks("torchvision-9060")
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torchvision.io import decode_jpeg, encode_jpeg
 
+from fixtures.known_bugs.library_api import library_api
 from suites.torchvision_8587_encode_jpeg.device_load import queue_long_work, synchronize
 from suites.torchvision_8587_encode_jpeg.images import cpu_frames
 from suites.torchvision_8587_encode_jpeg.marks import codec_marks
 from suites.torchvision_8587_encode_jpeg.oracle import QUALITY, Where, check_decoded, check_untouched
+
+decode_jpeg, encode_jpeg = library_api("torchvision.io", "decode_jpeg", "encode_jpeg", first_release="0.8.0")
 
 pytestmark = codec_marks("torchvision-9606")
 

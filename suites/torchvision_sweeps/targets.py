@@ -11,10 +11,13 @@ import inspect
 from collections.abc import Callable
 
 import torch
-from torchvision import tv_tensors
-from torchvision.transforms import v2
 
+from fixtures.known_bugs.library_api import library_api
 from fixtures.proxies.meta_proxy import output_tensors
+
+torchvision = library_api("torchvision", first_release="0.1.6")
+tv_tensors = library_api("torchvision.tv_tensors", first_release="0.16.0")
+v2 = library_api("torchvision.transforms.v2", first_release="0.15.1")
 
 TABLE_WRITTEN_FOR = "0.29.1"  # the torchvision release whose signatures the tables below follow
 # Containers run other transforms; Lambda runs the user's function; ToPILImage leaves the device.

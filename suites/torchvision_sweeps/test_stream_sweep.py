@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torchvision
 
 from fixtures.proxies.meta_proxy import INCONCLUSIVE
 from fixtures.proxies.stream_proxy import NO_RUN, SIMULATED_DEVICE, on_two_streams
 from fixtures.sweeps.tables import skip_if_older_than_table
 from simcuda.simulation import Simulation
-
-pytest.importorskip("torchvision.tv_tensors", reason="TV tensors came with torchvision 0.16 (as datapoints in 0.15)")
-from suites.torchvision_sweeps.targets import TABLE_WRITTEN_FOR, swept_groups, transform_call  # noqa: E402 - after the release check
+from suites.torchvision_sweeps.targets import TABLE_WRITTEN_FOR, swept_groups, torchvision, transform_call
 
 GROUPS = swept_groups()
 
