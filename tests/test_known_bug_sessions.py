@@ -3,6 +3,7 @@ one-line error. The registry here ties fake bugs to the installed pytest, so "af
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -320,3 +321,80 @@ def test_list_bugs_prints_what_each_outcome_would_mean(harness, registry) -> Non
     result = harness.runpytest(f"--bug-registry={registry}", "--list-bugs")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["affected-det*pytest*>=1*reproduced*not-reproduced*", "fixed-det*pytest*<1*regressed*fixed*"])
+
+
+# A broken run reads `error`, never `skipped`; a module that skips whole explains its bug's verdict.
+
+STOPPED_REGISTRY = REGISTRY + ENTRY.format(bug_id="fake-11", affected=">=1", kind="deterministic") + ENTRY.format(
+    bug_id="fake-12", affected=">=1", kind="deterministic"
+)
+SUITE_TEST = """
+import pytest
+from fixtures.known_bugs.outcomes import BugObserved
+
+@pytest.mark.known_bug("{bug_id}", evidence="proxy")
+def test_proxy():
+    raise BugObserved("seen")
+"""
+
+
+def suites_session(harness, tmp_path: Path, broken_module: str, *args: str):
+    """Two bugs' suite folders, fake_11_one/ fine and fake_12_two/ holding `broken_module`."""
+    registry = tmp_path / "stopped.toml"
+    registry.write_text(STOPPED_REGISTRY)
+    (harness.path / "suites" / "fake_11_one").mkdir(parents=True, exist_ok=True)
+    (harness.path / "suites" / "fake_11_one" / "test_one.py").write_text(SUITE_TEST.format(bug_id="fake-11"))
+    (harness.path / "suites" / "fake_12_two").mkdir()
+    (harness.path / "suites" / "fake_12_two" / "test_two.py").write_text(broken_module)
+    return harness.runpytest(
+        f"--bug-registry={registry}", "--bug=fake-11", "--bug=fake-12", "--device", "cpu",
+        f"--report-dir={tmp_path / 'out'}", "suites", *args,
+    )
+
+
+def test_a_module_that_fails_to_collect_makes_every_bug_whose_tests_did_not_run_an_error(harness, tmp_path: Path) -> None:
+    result = suites_session(harness, tmp_path, "from no_such_library import SomeClass\n")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([
+        "*known-bug verdicts*",
+        "fake-11*error*the session stopped before this bug's tests all ran: 1 error(s) during collection: suites/fake_12_two/test_two.py: ModuleNotFoundError: No module named 'no_such_library'",
+        "fake-12*error*collection error: ModuleNotFoundError: No module named 'no_such_library'",  # its own error names more
+    ])
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {v["bug_id"]: v["verdict"] for v in document["verdicts"]} == {"fake-11": "error", "fake-12": "error"}
+    assert {t["nodeid"]: t["outcome"] for t in document["tests"]} == {"suites/fake_12_two/test_two.py": "error"}
+
+
+def test_with_collection_errors_let_through_only_the_broken_suites_bug_is_an_error(harness, tmp_path: Path) -> None:
+    result = suites_session(harness, tmp_path, "from no_such_library import SomeClass\n", "--continue-on-collection-errors")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["fake-11*reproduced*proxy*", "fake-12*error*collection error: *No module named 'no_such_library'*"])
+
+
+def test_a_module_skipped_whole_gives_its_reason_to_its_bug_and_to_results_json(harness, tmp_path: Path) -> None:
+    skipped = 'import pytest\npytest.skip("pytest 9 has no pytest.Thing (first shipped in 99)", allow_module_level=True)\n'
+    result = suites_session(harness, tmp_path, skipped)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["fake-11*reproduced*", "fake-12*skipped*-*pytest 9 has no pytest.Thing (first shipped in 99)"])
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [(t["outcome"], t["message"]) for t in document["tests"] if t["nodeid"].endswith("test_two.py")] == [
+        ("skipped", "pytest 9 has no pytest.Thing (first shipped in 99)")
+    ]
+
+
+def test_a_run_stopped_by_x_charges_the_bugs_it_did_not_reach(harness, tmp_path: Path) -> None:
+    failing_first = 'import pytest\n@pytest.mark.known_bug("fake-11", evidence="proxy")\ndef test_broken():\n    assert False, "broken"\n'
+    (harness.path / "suites" / "fake_11_one").mkdir(parents=True)
+    (harness.path / "suites" / "fake_11_one" / "test_0_first.py").write_text(failing_first)
+    result = suites_session(harness, tmp_path, SUITE_TEST.format(bug_id="fake-12"), "-x")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["fake-11*error*1 test(s) errored*", "fake-12*error*the session stopped before this bug's tests all ran: stopping after 1 failures*"])
+
+
+def test_an_internal_error_still_prints_the_verdict_table_every_bug_an_error(harness, tmp_path: Path) -> None:
+    harness.makeconftest(harness.path.joinpath("conftest.py").read_text() + "\ndef pytest_runtestloop(session):\n    raise RuntimeError('a plugin broke')\n")
+    result = suites_session(harness, tmp_path, SUITE_TEST.format(bug_id="fake-12"))
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(["*known-bug verdicts*", "fake-11*error*an internal error of pytest or a plugin*", "fake-12*error*an internal error*"])
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {v["verdict"] for v in document["verdicts"]} == {"error"}

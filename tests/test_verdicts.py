@@ -13,6 +13,7 @@ from fixtures.known_bugs.verdicts import (
     DIRECT,
     ERROR,
     INCONCLUSIVE,
+    NOT_AFFECTED,
     NOT_OBSERVED,
     OBSERVED,
     PROXY,
@@ -27,13 +28,14 @@ from fixtures.known_bugs.verdicts import (
     regressed_message,
     reproduced_reason,
     stale_registry_message,
+    stopped_verdict,
     verdict_fails_test,
     role_of_test,
     verdict_for,
     verdict_of_test,
 )
 from fixtures.known_bugs import versions
-from fixtures.known_bugs.versions import AffectedStatus, affected_status, place_release, version_is_affected
+from fixtures.known_bugs.versions import AffectedStatus, affected_status, place_release, range_start, version_is_affected, version_predates
 
 BUGS = load_registry()
 
@@ -502,3 +504,76 @@ def test_a_probe_that_raises_cannot_tell_and_its_error_stays_in_the_basis(monkey
         "version '1.0' cannot be placed, and no probe could tell; "
         "probe fixtures.known_bugs.probes:sam2_position_cache_is_warmed failed: RuntimeError: GlobalHydra is already initialized"
     )
+
+
+# A release before a bug: not-affected, never fixed.
+
+@pytest.mark.parametrize(
+    ("affected", "observation", "predates", "verdict"),
+    [
+        (False, NOT_OBSERVED, True, NOT_AFFECTED),
+        (False, NOT_OBSERVED, False, "fixed"),
+        (False, OBSERVED, True, "regressed"),  # seen before the range: the range starts too late
+        (False, SKIPPED, True, "skipped"),
+        (False, INCONCLUSIVE, True, "inconclusive"),
+    ],
+)
+def test_verdict_for_a_release_before_the_bug(affected: bool, observation: str, predates: bool, verdict: str) -> None:
+    assert verdict_for(affected, observation, predates) == verdict
+
+
+@pytest.mark.parametrize(
+    ("bug_id", "version", "start", "predates"),
+    [
+        ("kornia-2867", "0.7.1", "0.7.2", True),
+        ("kornia-2867", "0.7.2", "0.7.2", False),
+        ("kornia-2867", "0.8.2", "0.7.2", False),  # after the range: fixed, not "before"
+        ("kornia-3028", "0.7.2", "0.7.3", True),
+        ("kornia-2791", "0.6.9", "0.6.10", True),
+        ("sam2-460", "0.1", None, False),  # a range open below has no "before"
+        ("kornia-2867", "not-a-version", "0.7.2", False),
+    ],
+)
+def test_range_start_and_what_predates_it(bug_id: str, version: str, start: str | None, predates: bool) -> None:
+    assert str(range_start(BUGS[bug_id])) == str(start)
+    assert version_predates(BUGS[bug_id], version) is predates
+
+
+def test_a_release_before_the_range_is_placed_as_predating_with_the_range_named() -> None:
+    status = place_release(BUGS["kornia-2867"], "0.7.1", None)
+    assert (status.affected, status.predates) == (False, True)
+    assert status.basis == "version 0.7.1, before 0.7.2 where the affected range <0.8.2,>=0.7.2 begins"
+    assert place_release(BUGS["kornia-2867"], "0.8.2", None).predates is False
+
+
+BEFORE_2867 = place_release(BUGS["kornia-2867"], "0.7.1", None)
+ABSENT = "kornia 0.7.1 has no kornia.augmentation.RandomJPEG (first shipped in 0.7.2)"
+
+
+@pytest.mark.parametrize(
+    ("observations", "verdict", "observation"),
+    [
+        ([Observation("m.py::t", SIMULATED, NOT_OBSERVED)], NOT_AFFECTED, NOT_OBSERVED),
+        ([Observation("suites/k/test_m.py", DIRECT, SKIPPED, ABSENT)], NOT_AFFECTED, SKIPPED),
+        # Skipped for another reason (no GPU): nothing says the code is absent, so nothing decided.
+        ([Observation("m.py::t", DIRECT, SKIPPED, "cuda:1 requested, 0 CUDA devices visible")], SKIPPED, SKIPPED),
+        ([Observation("m.py::t", SIMULATED, OBSERVED, "seen")], "regressed", OBSERVED),
+    ],
+)
+def test_bug_verdict_before_the_range(observations: list[Observation], verdict: str, observation: str) -> None:
+    decided = bug_verdict(BUGS["kornia-2867"], BEFORE_2867, observations)
+    assert (decided.verdict, decided.observation) == (verdict, observation)
+    if verdict == NOT_AFFECTED:
+        assert decided.detail.endswith(BEFORE_2867.basis)
+
+
+def test_the_absent_api_skip_of_a_release_inside_the_range_decides_nothing() -> None:
+    inside = place_release(BUGS["kornia-2867"], "0.7.2", None)
+    decided = bug_verdict(BUGS["kornia-2867"], inside, [Observation("suites/k/test_m.py", DIRECT, SKIPPED, ABSENT)])
+    assert (decided.verdict, decided.detail) == (SKIPPED, ABSENT)
+
+
+def test_a_stopped_session_is_an_error_naming_what_stopped_it() -> None:
+    stopped = stopped_verdict(BUGS["kornia-2791"], "1 error(s) during collection: suites/x/test_y.py: ImportError", ["suites/x/test_y.py"])
+    assert (stopped.verdict, stopped.tests, stopped.observation) == (ERROR, ("suites/x/test_y.py",), ERROR)
+    assert stopped.detail == "the session stopped before this bug's tests all ran: 1 error(s) during collection: suites/x/test_y.py: ImportError"

@@ -18,9 +18,9 @@ import pytest
 
 from fixtures.devices.plugin import workers_seen
 from fixtures.evidence.isolated_reports import in_isolated_child
-from fixtures.known_bugs.plugin import VERDICTS, bug_status, registry_of
+from fixtures.known_bugs.plugin import VERDICTS, bug_status, registry_of, runs_the_suites
 from reports.run.environment import environment_facts
-from reports.run.results import merge_test_record, results_document, verdict_record
+from reports.run.results import collect_record, merge_test_record, results_document, verdict_record
 
 DEFAULT_REPORT_DIR = "reports/out"
 # Set for the self-tests and every session they start (in process, pytester subprocess or plain
@@ -46,13 +46,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"write report.html, junit.xml and results.json here (default for runs of suites/: {DEFAULT_REPORT_DIR})",
     )
     group.addoption("--no-reports", action="store_true", help="write no report files")
-
-
-def runs_the_suites(config: pytest.Config) -> bool:
-    """True for a run of suites/ (no arguments, or only paths inside it)."""
-    suites = config.rootpath / "suites"
-    paths = [Path(arg.split("::")[0]) for arg in config.args]
-    return all((config.invocation_params.dir / path).resolve().is_relative_to(suites) for path in paths)
 
 
 def report_dir(config: pytest.Config) -> Path | None:
@@ -118,6 +111,10 @@ class ResultsWriter:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.tests[report.nodeid] = merge_test_record(self.tests.get(report.nodeid), report)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if not report.passed:  # a whole module's skip reason or collection error, beside the tests
+            self.tests[report.nodeid] = collect_record(report)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

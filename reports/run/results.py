@@ -57,6 +57,16 @@ def merge_test_record(record: dict | None, report: pytest.TestReport) -> dict:
     return record
 
 
+def collect_record(report: pytest.CollectReport) -> dict:
+    """A module that failed to collect (`error`) or skipped whole (`skipped`, with its reason)."""
+    if report.skipped and isinstance(report.longrepr, tuple):
+        outcome, message = "skipped", report.longrepr[2].removeprefix("Skipped: ")
+    else:
+        lines = report.longreprtext.strip().splitlines()
+        outcome, message = "error", lines[-1].removeprefix("E").strip() if lines else "collection error"
+    return {"nodeid": report.nodeid, "outcome": outcome, "duration_s": 0.0, "message": message, "properties": {"collection": "module"}}
+
+
 def verdict_record(bug: Bug, status: AffectedStatus, verdict: BugVerdict) -> dict:
     return {
         **dataclasses.asdict(verdict),

@@ -14,7 +14,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 SEEN = frozenset({"reproduced", "regressed"})
-NOT_SEEN = frozenset({"fixed", "not-reproduced"})
+# not-affected: a release before the bug, where it was not seen or its code had not shipped yet.
+NOT_SEEN = frozenset({"fixed", "not-reproduced", "not-affected"})
 ERROR = "error"
 
 
