@@ -7,6 +7,7 @@ linter for GitHub Actions (pinned actions, no persisted credentials, no template
 
 from __future__ import annotations
 
+import configparser
 import importlib.metadata
 import json
 import re
@@ -22,6 +23,7 @@ import torch
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from reports.run.results import results_document
 from tests.conftest import REPO
@@ -334,3 +336,16 @@ def test_the_matrix_page_job_installs_what_reports_matrix_and_compare_import(pat
 def test_fault_a_module_the_job_lacks_fails_the_command(tmp_path: Path) -> None:
     done = reports_command_with_only({"pytest", "_pytest", "pluggy", "iniconfig", "pygments", "py"}, "matrix", "--help")
     assert done.returncode == 1 and "No module named 'packaging" in done.stderr
+
+
+def test_a_tox_environment_on_torch_2_6_or_older_seeds_setuptools() -> None:
+    """triton 3.2 (torch 2.6's) imports setuptools; torch declares it only for Python 3.12+ and
+    tox-uv seeds nothing, so without it every inductor compile fails there (sam2-460 `error`)."""
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(REPO / "tox.ini")
+    for section in tox.sections():
+        deps = [line.strip() for line in tox[section].get("deps", "").splitlines() if line.strip()]
+        torch_pins = [Requirement(line) for line in deps if Requirement(line).name == "torch"]
+        old = [pin for pin in torch_pins if any(Version(v) < Version("2.7") for v in re.findall(r"\d+\.\d+", str(pin.specifier)))]
+        if old:
+            assert "setuptools" in [Requirement(line).name for line in deps], f"[{section}] pins {old[0]} without setuptools"
