@@ -59,6 +59,10 @@ def parser() -> argparse.ArgumentParser:
     scan_command.add_argument("package", help="a package the registry names (kornia, sam2)")
     scan_command.add_argument("releases", nargs="+", metavar="VERSION")
     scan_command.add_argument("--bug", action="append", default=[], metavar="ID", help="scan only this bug (repeatable; default: all of the package's bugs)")
+    scan_command.add_argument(
+        "--every-suite", action="store_true",
+        help="run every suite and sweep on each release, not only the scanned bugs' tests (a failure no verdict explains fails the scan)",
+    )
     scan_command.add_argument("--out", type=Path, default=REPOSITORY / "reports" / "out" / "scan", help="scan.json, scan.html and one PACKAGE-VERSION/ report folder per release (default: reports/out/scan)")
     scan_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})")
     scan_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)")
@@ -171,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.command == "scan":
         return scan(
             arguments.package, arguments.releases, arguments.bug, out=arguments.out.resolve(), cache=arguments.cache.resolve(),
-            registry_path=arguments.bug_registry.resolve(), pytest_args=pytest_args,
+            registry_path=arguments.bug_registry.resolve(), pytest_args=pytest_args, every_suite=arguments.every_suite,
         )
     if arguments.command == "bisect":
         return bisect(

@@ -12,6 +12,7 @@ from reports.scan.ranges import (
     ReleaseError,
     Window,
     disagreement,
+    failed_runs,
     measured_windows,
     observation,
     outcome_line,
@@ -212,3 +213,28 @@ def test_a_stopped_scan_confirms_nothing_even_when_what_ran_agrees(tmp_path) -> 
     assert scan_status([bug], stopped) == BAD_INPUT
     page = scan_html(scan_document("kornia", "bugs.toml", [], [bug], stopped, BAD_INPUT))
     assert "no release scanned" in page and "agrees with the registry" not in page
+
+
+def test_a_failed_run_no_verdict_explains_fails_the_scan(tmp_path) -> None:
+    """--every-suite --strict-sweeps: an untriaged sweep finding fails pytest while every bug's
+    verdict agrees; that release is no agreement. A failure a disagreement explains counts once."""
+    bug = kornia_2791(">=0.6.10,<0.7.2", {**MEASURED, "0.6.10": N})
+    exits = {release: 0 for release in MEASURED} | {"0.6.10": 1, "0.8.1": 1}
+    failed = failed_runs([bug], exits)
+    assert failed == ["0.8.1"]  # 0.6.10's failure is its disagreement
+    assert scan_status([bug], None, failed) == DISAGREE
+    assert scan_status([kornia_2791(">=0.6.10,<0.7.2", MEASURED)], None, ["0.8.1"]) == DISAGREE
+    lines = summary_lines(tmp_path, [bug], None, failed)
+    assert f"FAILED RUN 0.8.1: pytest failed where no scanned bug's verdict explains it: {tmp_path}/*-0.8.1/pytest.log" in lines
+    assert lines[-2] == "scan does not confirm the registry: 1 disagreement(s), 1 failed run(s) no verdict explains"
+    assert scan_document("kornia", "bugs.toml", [], [bug], None, DISAGREE, failed)["failed_runs"] == ["0.8.1"]
+
+
+@pytest.mark.parametrize(("verdict", "seen"), [("not-affected", False), ("fixed", False), ("reproduced", True), ("skipped", None)])
+def test_a_release_before_the_bug_is_a_decided_not_seen(verdict: str, seen: bool | None) -> None:
+    assert observation(verdict) is seen
+
+
+def test_not_affected_below_the_range_agrees_with_the_registry() -> None:
+    bug = kornia_2791(">=0.7.2,<0.8.2", {"0.7.1": "not-affected", "0.7.2": R, "0.8.2": F})
+    assert (bug.disagreements, bug.unsettled, outcome_line([bug])) == ((), (), "agrees with the registry: every release decided")

@@ -115,7 +115,9 @@ def test_a_simulated_run_is_evidence_only_for_a_simulable_bug(
         ("kornia-2791", "0.7.1", True),
         ("kornia-2791", "0.7.2", False),
         ("kornia-2791", "0.6.9", False),
-        ("kornia-2837", "0.7.2-dev", True),  # the checkout between the bug and its fix
+        # A development build names any commit of its series: only its commit places it (commits.py).
+        ("kornia-2837", "0.7.2-dev", None),
+        ("kornia-2867", "0.7.2.dev0", None),  # PEP 440 would put it below ">=0.7.2": unaffected
         ("kornia-2837", "0.7.1", False),
         ("torchvision-8855", "0.21.0+cu124", True),
         ("torchvision-8855", "0.22.0", False),

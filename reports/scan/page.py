@@ -38,15 +38,19 @@ def bug_entry(bug: BugScan) -> dict:
     }
 
 
-def scan_document(package: str, registry: str, runs: list[dict], scans: list[BugScan], stopped: str | None, exit_status: int) -> dict:
-    """runs: one dict per scanned release, oldest first (release, verdicts, timings, pytest exit)."""
+def scan_document(  # noqa: PLR0913
+    package: str, registry: str, runs: list[dict], scans: list[BugScan], stopped: str | None, exit_status: int, failed: list[str] = ()
+) -> dict:
+    """runs: one dict per scanned release, oldest first (release, verdicts, timings, pytest exit);
+    failed: the releases whose run failed where no verdict explains it."""
     return {
         "scan_schema_version": SCAN_SCHEMA_VERSION,
         "package": package,
         "registry": registry,
         "exit_status": exit_status,
         "stopped": stopped,
-        "outcome": outcome_line(scans, stopped),
+        "outcome": outcome_line(scans, stopped, failed),
+        "failed_runs": list(failed),
         "releases": [{**run, "report": f"{package}-{run['release']}/report.html"} for run in runs],
         "bugs": [bug_entry(bug) for bug in scans],
     }

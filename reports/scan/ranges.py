@@ -169,14 +169,23 @@ def scan_bug(
     )
 
 
-def outcome_line(scans: list[BugScan], stopped: str | None = None) -> str:
+def failed_runs(scans: list[BugScan], exits: dict[str, int]) -> list[str]:
+    """Releases whose pytest run failed (exit 1) where no scanned bug disagrees or errored: a
+    failure no verdict explains (an untriaged sweep finding under --strict-sweeps, another
+    suite's broken test), which must not pass as agreement."""
+    explained = {item.release for bug in scans for item in (*bug.disagreements, *bug.errors)}
+    return [release for release, code in exits.items() if code != 0 and release not in explained]
+
+
+def outcome_line(scans: list[BugScan], stopped: str | None = None, failed: list[str] = ()) -> str:
     """The scan's one-line outcome: agreement only when every release of every bug was scanned
-    and decided."""
+    and decided, and every release's run passed."""
     if stopped:
         return f"stopped before every release was scanned ({stopped}): confirms nothing"
     counts = {
         "disagreement(s)": sum(len(bug.disagreements) for bug in scans),
         "errored release(s)": sum(len(bug.errors) for bug in scans),
+        "failed run(s) no verdict explains": len(failed),
         "undecided release(s)": sum(len(bug.undecided) for bug in scans),
     }
     problems = ", ".join(f"{count} {what}" for what, count in counts.items() if count)

@@ -25,7 +25,7 @@ from fixtures.known_bugs.registry import Bug, RegistryError, load_registry
 from reports import REPOSITORY
 from reports.run.loading import ResultsError, load_results
 from reports.scan.page import scan_document, scan_html
-from reports.scan.ranges import BugScan, ReleaseError, outcome_line, release_order, scan_bug
+from reports.scan.ranges import BugScan, ReleaseError, failed_runs, outcome_line, release_order, scan_bug
 
 PACKAGES_TOML = Path(__file__).with_name("packages.toml")
 # 1: the registry is contradicted or a run errored; 3: nothing contradicts it, but some release
@@ -90,8 +90,9 @@ def install_into(folder: Path, requirement: str, what: str, env: dict[str, str],
     return True
 
 
-def pytest_command(bugs: list[Bug], registry: Path, report_dir: Path, pytest_args: list[str]) -> list[str]:
-    selection = [f"--bug={bug.id}" for bug in bugs]
+def pytest_command(bugs: list[Bug], registry: Path, report_dir: Path, pytest_args: list[str], every_suite: bool = False) -> list[str]:
+    """The scanned bugs' tests only, or with `every_suite` every suite (the sweeps included)."""
+    selection = [] if every_suite else [f"--bug={bug.id}" for bug in bugs]
     return [
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection,
         f"--bug-registry={registry}", f"--report-dir={report_dir}", *pytest_args,
@@ -141,15 +142,16 @@ class ReleaseRun:
     pytest_exit: int
 
 
-def scan_release(
-    package: str, release: str, bugs: list[Bug], *, out: Path, cache: Path, registry: Path, pytest_args: list[str], env: dict[str, str]
+def scan_release(  # noqa: PLR0913
+    package: str, release: str, bugs: list[Bug], *, out: Path, cache: Path, registry: Path, pytest_args: list[str], env: dict[str, str],
+    every_suite: bool = False,
 ) -> ReleaseRun:
     started = time.perf_counter()
     folder = release_folder(cache, package, release)
     installed_now = install_into(folder, f"{package}=={release}", f"{package} {release}", env)
     installed = time.perf_counter()
     report_dir = out / f"{package}-{release}"
-    exit_code = run_suites(folder, pytest_command(bugs, registry, report_dir, pytest_args), report_dir)
+    exit_code = run_suites(folder, pytest_command(bugs, registry, report_dir, pytest_args, every_suite), report_dir)
     finished = time.perf_counter()
     if exit_code not in (0, 1):  # 0 all as expected, 1 a test failed: both leave verdicts
         raise ScanError(f"{package} {release}: pytest exit status {exit_code}: {last_line((report_dir / 'pytest.log').read_text(encoding='utf-8'))}")
@@ -191,24 +193,26 @@ def bug_scans(bugs: list[Bug], runs: list[ReleaseRun]) -> list[BugScan]:
     ]
 
 
-def scan_status(scans: list[BugScan], stopped: str | None) -> int:
+def scan_status(scans: list[BugScan], stopped: str | None, failed: list[str] = ()) -> int:
     if stopped:
         return BAD_INPUT
-    if any(bug.disagreements or bug.errors for bug in scans):
+    if failed or any(bug.disagreements or bug.errors for bug in scans):
         return DISAGREE
     return UNDECIDED if any(bug.undecided for bug in scans) else AGREE
 
 
-def write_scan(out: Path, package: str, registry: Path, scans: list[BugScan], runs: list[ReleaseRun], stopped: str | None) -> int:
-    status = scan_status(scans, stopped)
+def write_scan(  # noqa: PLR0913
+    out: Path, package: str, registry: Path, scans: list[BugScan], runs: list[ReleaseRun], stopped: str | None, failed: list[str]
+) -> int:
+    status = scan_status(scans, stopped, failed)
     runs_data = [vars(run) for run in runs]
-    document = scan_document(package, str(registry), runs_data, scans, stopped, status)
+    document = scan_document(package, str(registry), runs_data, scans, stopped, status, failed)
     (out / "scan.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     (out / "scan.html").write_text(scan_html(document), encoding="utf-8")
     return status
 
 
-def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None) -> list[str]:
+def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None, failed: list[str] = ()) -> list[str]:
     lines = []
     for bug in scans:
         lines.append(
@@ -218,12 +222,13 @@ def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None) -
         lines.extend(f"  DISAGREES {item.release}: {item.verdict}, {item.reason}" for item in bug.disagreements)
         lines.extend(f"  ERROR {item.release}: {item.reason}" for item in bug.errors)
         lines.extend(f"  UNDECIDED {item.release}: {item.reason}" for item in bug.undecided)
-    return [*lines, f"scan {outcome_line(scans, stopped)}", f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
+    lines.extend(f"FAILED RUN {release}: pytest failed where no scanned bug's verdict explains it: {out}/*-{release}/pytest.log" for release in failed)
+    return [*lines, f"scan {outcome_line(scans, stopped, failed)}", f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
 
 
-def scan(
+def scan(  # noqa: PLR0913
     package: str, releases: list[str], bug_ids: list[str], *, out: Path, cache: Path, registry_path: Path,
-    pytest_args: list[str], say: Callable[[str], None] = print,
+    pytest_args: list[str], say: Callable[[str], None] = print, every_suite: bool = False,
 ) -> int:
     """Scan the releases oldest first; bad input stops the scan with one line (exit 2), keeping
     what was scanned so far in scan.json / scan.html."""
@@ -245,7 +250,9 @@ def scan(
     stopped = None
     for release in ordered:
         try:
-            run = scan_release(package, release, bugs, out=out, cache=cache, registry=registry_path, pytest_args=pytest_args, env=env)
+            run = scan_release(
+                package, release, bugs, out=out, cache=cache, registry=registry_path, pytest_args=pytest_args, env=env, every_suite=every_suite
+            )
         except ScanError as error:
             stopped = str(error)
             print(f"error: {stopped}", file=sys.stderr)
@@ -253,7 +260,8 @@ def scan(
         runs.append(run)
         say(progress_line(package, run))
     scans = bug_scans(bugs, runs)
-    status = write_scan(out, package, registry_path, scans, runs, stopped)
-    for line in summary_lines(out, scans, stopped):
+    failed = failed_runs(scans, {run.release: run.pytest_exit for run in runs})
+    status = write_scan(out, package, registry_path, scans, runs, stopped, failed)
+    for line in summary_lines(out, scans, stopped, failed):
         say(line)
     return status

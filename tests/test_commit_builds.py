@@ -1,0 +1,159 @@
+"""Commit builds placed by their history (fixtures/known_bugs/commits.py): a small git history
+made here stands in for the package's, so placement is table-tested without reaching a git host.
+
+    root -- introduce -- middle -- fix -- after        (main)
+        \\-- side                                      (a branch that never had the bug)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from fixtures.known_bugs.commits import GitBuild, HistoryError, affected_at, history, is_ancestor, parse_direct_url
+from fixtures.known_bugs.registry import load_registry
+from fixtures.known_bugs.verdicts import NOT_AFFECTED, NOT_OBSERVED, OBSERVED, SIMULATED, Observation, bug_verdict
+from fixtures.known_bugs.versions import affected_status, place_release
+
+BUGS = load_registry()
+
+
+def git(repository: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repository), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def commits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The history above, its commits by name; the repository's path under "path"."""
+    repository = tmp_path_factory.mktemp("history")
+    git(repository, "init", "-q", "-b", "main")
+    named = {"path": str(repository)}
+    for name in ("root", "introduce", "middle", "fix", "after"):
+        git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", name)
+        named[name] = git(repository, "rev-parse", "HEAD")
+    git(repository, "checkout", "-q", "-b", "side", named["root"])
+    git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "side")
+    named["side"] = git(repository, "rev-parse", "HEAD")
+    return named
+
+
+@pytest.mark.parametrize(
+    ("build", "affected"),
+    [("root", False), ("introduce", True), ("middle", True), ("fix", False), ("after", False), ("side", False)],
+)
+def test_a_build_is_affected_between_its_introducing_and_fixing_commits(commits: dict[str, str], build: str, affected: bool) -> None:
+    repository = Path(commits["path"])
+    assert affected_at(repository, commits[build], commits["introduce"], commits["fix"]) is affected
+
+
+def test_a_bug_with_no_fix_yet_affects_every_build_after_its_commit(commits: dict[str, str]) -> None:
+    repository = Path(commits["path"])
+    assert affected_at(repository, commits["after"], commits["introduce"], None) is True
+    assert affected_at(repository, commits["side"], commits["introduce"], None) is False
+
+
+def test_a_commit_the_history_lacks_is_a_history_error(commits: dict[str, str]) -> None:
+    with pytest.raises(HistoryError, match="cannot compare"):
+        is_ancestor(Path(commits["path"]), "0" * 40, commits["after"])
+
+
+@pytest.mark.parametrize(
+    ("text", "build"),
+    [
+        ('{"url": "https://github.com/kornia/kornia", "vcs_info": {"vcs": "git", "commit_id": "d6e14859"}}',
+         GitBuild("https://github.com/kornia/kornia", "d6e14859")),
+        ('{"url": "file:///tmp/kornia", "dir_info": {"editable": true}}', None),  # a directory, no commit
+        ('{"url": "https://x/y.zip", "archive_info": {}}', None),
+        ('{"url": "https://x/y", "vcs_info": {"vcs": "hg", "commit_id": "1"}}', None),
+        ("not json", None),
+        ("", None),
+    ],
+)
+def test_pep_610_records_read(text: str, build: GitBuild | None) -> None:
+    assert parse_direct_url(text) == build
+
+
+def test_a_local_history_is_used_where_it_is_and_a_missing_one_is_one_line(commits: dict[str, str], tmp_path: Path) -> None:
+    assert history(f"file://{commits['path']}", tmp_path) == Path(commits["path"])
+    with pytest.raises(HistoryError, match="no such repository"):
+        history(f"file://{tmp_path / 'gone'}", tmp_path)
+    with pytest.raises(HistoryError, match=r"cannot clone .*'s history"):
+        history(f"{tmp_path / 'not-a-url-git-can-clone'}", tmp_path)
+
+
+def fake_install(site: Path, version: str, direct_url: dict | None) -> None:
+    """A kornia distribution's metadata, as pip leaves it, for importlib.metadata to find."""
+    info = site / f"kornia-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: kornia\nVersion: {version}\n", encoding="utf-8")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(json.dumps(direct_url), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("build", "affected", "predates", "basis"),
+    [
+        ("middle", True, False, "has {introduce}, which brought the bug, not {fix}, which fixed it"),
+        ("after", False, False, "has {fix}, which fixed the bug"),
+        ("root", False, True, "predates {introduce}, which brought the bug"),
+    ],
+)
+def test_an_installed_git_build_is_placed_by_its_commit_not_its_dev_version(
+    commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: str, affected: bool, predates: bool, basis: str
+) -> None:
+    bug = replace(BUGS["kornia-2867"], introduced_by=commits["introduce"], fixed_by=commits["fix"])
+    url = f"file://{commits['path']}"
+    fake_install(tmp_path, "0.7.2.dev0", {"url": url, "vcs_info": {"vcs": "git", "commit_id": commits[build]}})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = affected_status(bug, cache=tmp_path / "cache")
+    short = {name: value[:9] for name, value in commits.items()}
+    assert (status.affected, status.predates, status.version) == (affected, predates, "0.7.2.dev0")
+    assert status.basis == f"commit {short[build]} of {url} (0.7.2.dev0) " + basis.format(**short)
+
+
+def test_the_d6e1485_verdicts_follow_the_commit(commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kornia-2867 at a commit after RandomJPEG came and before its fix: a sighting is
+    `reproduced` (PEP 440 alone called 0.7.2.dev0 unaffected: a false `regressed`)."""
+    bug = replace(BUGS["kornia-2867"], introduced_by=commits["introduce"], fixed_by=commits["fix"])
+    fake_install(tmp_path, "0.7.2.dev0", {"url": f"file://{commits['path']}", "vcs_info": {"vcs": "git", "commit_id": commits["middle"]}})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen = Observation("t.py::t", SIMULATED, OBSERVED, "device mismatch")
+    assert bug_verdict(bug, affected_status(bug, cache=tmp_path), [seen]).verdict == "reproduced"
+    before = replace(bug, introduced_by=commits["after"], fixed_by=None)  # this build predates the bug
+    assert bug_verdict(before, affected_status(before, cache=tmp_path), [replace(seen, observation=NOT_OBSERVED)]).verdict == NOT_AFFECTED
+
+
+def test_a_git_build_whose_history_cannot_be_read_is_placed_by_version_and_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_install(tmp_path, "0.7.2.dev0", {"url": f"file://{tmp_path / 'gone'}", "vcs_info": {"vcs": "git", "commit_id": "d6e14859"}})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = affected_status(BUGS["kornia-2867"], cache=tmp_path)
+    assert status.affected is None
+    assert status.basis.startswith("version '0.7.2.dev0' cannot be placed (a development build: only its commit")
+    assert status.basis.endswith(f"commit d6e14859 of file://{tmp_path / 'gone'} (0.7.2.dev0) not placed: file://{tmp_path / 'gone'}: no such repository")
+
+
+def test_a_dev_version_without_a_recorded_commit_cannot_be_placed() -> None:
+    status = place_release(BUGS["kornia-2867"], "0.7.2.dev0", None)
+    assert (status.affected, status.predates) == (None, False)
+    # A sighting there fails loudly (rule 3); a clean run is inconclusive, never fixed.
+    assert bug_verdict(BUGS["kornia-2867"], status, [Observation("t.py::t", SIMULATED, OBSERVED)]).verdict == "regressed"
+    assert bug_verdict(BUGS["kornia-2867"], status, [Observation("t.py::t", SIMULATED, NOT_OBSERVED)]).verdict == "inconclusive"
+
+
+def test_the_registry_reads_and_checks_the_commit_fields(tmp_path: Path) -> None:
+    from fixtures.known_bugs.registry import RegistryError, parse_bug
+
+    entry = {
+        "title": "t", "package": "kornia", "affected": ">=1,<2", "first_fixed": "2", "issue": "https://x/1",
+        "kind": "deterministic", "symptom_device": "cuda", "introduced_by": "04434501a", "fixed_by": "a14319cc8",
+    }
+    assert (parse_bug(tmp_path, "k-1", entry).introduced_by, parse_bug(tmp_path, "k-1", entry).fixed_by) == ("04434501a", "a14319cc8")
+    with pytest.raises(RegistryError, match=r"\[k-1\]: field\(s\) must be git commit hashes .*: fixed_by"):
+        parse_bug(tmp_path, "k-1", {**entry, "fixed_by": "PR 2838"})
+    without = {key: value for key, value in entry.items() if key != "introduced_by"}
+    with pytest.raises(RegistryError, match=r"\[k-1\]: fixed_by needs introduced_by"):
+        parse_bug(tmp_path, "k-1", without)
