@@ -120,8 +120,10 @@ def run_acceptance(race_budget: str, out: Path | None) -> int:
     statuses = []
     for step in steps:
         print(f"$ {' '.join(step.command)}", flush=True)
-        environment = {**os.environ, **dict(step.environment)}
-        statuses.append(subprocess.run(step.command, check=False, cwd=REPOSITORY, env=environment).returncode)
+        cleared = [name for name in step.removed if name in os.environ]
+        if cleared:
+            print(f"[{step.name}] cleared for this step: {', '.join(f'{name}={os.environ[name]}' for name in cleared)}", flush=True)
+        statuses.append(subprocess.run(step.command, check=False, cwd=REPOSITORY, env=step.environment_from(dict(os.environ))).returncode)
     lines = [f"GPUs: {', '.join(names)}"]
     documents: dict[str, dict | None] = {}  # the bug steps': the combined verdicts come from them
     conformance: list[str] = []

@@ -162,3 +162,21 @@ def test_physical_gpu_and_its_label() -> None:
 )
 def test_driver_shortfall_names_driver_build_minimum_and_remedy(driver: str | None, cuda: str | None, says: str | None) -> None:
     assert driver_shortfall(driver, cuda) == says
+
+
+@pytest.mark.parametrize(
+    ("reason", "short"),
+    [
+        ("cuda:1 requested, 1 CUDA device visible", True),
+        ("needs 2 CUDA devices, 1 CUDA device visible", True),
+        ("cuda:3 requested, 2 CUDA devices visible", True),
+        ("cuda:0 requested, 0 CUDA devices visible", False),  # a CPU machine: nothing was short
+        ("needs 2 CUDA devices, 0 CUDA devices visible", False),
+        ("pinning needs a CUDA device", False),
+    ],
+)
+def test_too_few_gpus_reads_the_device_skip_reasons(reason: str, short: bool) -> None:
+    from fixtures.devices.spec import device_skip_reason, min_cuda_devices_skip_reason, too_few_gpus
+
+    assert too_few_gpus(reason) is short
+    assert too_few_gpus(device_skip_reason("cuda:1", 1) or "") and too_few_gpus(min_cuda_devices_skip_reason(2, 1) or "")

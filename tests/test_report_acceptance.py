@@ -231,3 +231,21 @@ def test_a_race_seen_in_one_step_only_is_reproduced_in_the_combined_line() -> No
     budget allows). A sighting is a sighting: the combined line must say reproduced."""
     documents = {"parallel": results(tv_9606="reproduced"), "serial": results(tv_9606="not-reproduced")}
     assert combined_lines(documents)[1] == "  torchvision-9606  reproduced      (parallel reproduced, serial not-reproduced)"
+
+
+def test_the_conformance_step_clears_what_changes_its_meaning(tmp_path: Path) -> None:
+    *_, conformance = acceptance_steps("python", 1, tmp_path)
+    base = {"CUDA_LAUNCH_BLOCKING": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "0", "PYTEST_ADDOPTS": "--bug kornia-2791", "HOME": "/root"}
+    assert conformance.environment_from(base) == {"PYTEST_ADDOPTS": "", "HOME": "/root"}
+    parallel, serial, _ = acceptance_steps("python", 1, tmp_path)
+    assert parallel.environment_from(base) == base == serial.environment_from(base)  # the bug steps run as the runner is set
+
+
+def test_the_combined_line_says_which_bugs_too_few_gpus_left_undecided() -> None:
+    def step(verdict: str, detail: str, tests: list[dict]) -> dict:
+        return {"verdicts": [{"bug_id": "kornia-2791", "verdict": verdict, "detail": detail}], "tests": tests}
+
+    skipped = {"nodeid": "t[cuda:1]", "outcome": "skipped", "message": "cuda:1 requested, 1 CUDA device visible", "properties": {"known_bug": "kornia-2791"}}
+    lines = combined_lines({"parallel": step("fixed", "4 test(s)", []), "serial": step("skipped", "cuda:1 requested, 1 CUDA device visible", [skipped])})
+    assert lines[1] == "  kornia-2791       fixed           (parallel fixed, serial skipped); UNDECIDED on too few GPUs: cuda:1 requested, 1 CUDA device visible"
+    assert "UNDECIDED" not in combined_lines({"parallel": step("fixed", "4 test(s)", [])})[1]

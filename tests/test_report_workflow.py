@@ -122,7 +122,10 @@ def test_one_xdist_worker_per_gpu_and_a_serial_step_that_runs_after_a_failure() 
     workflow = load_workflow()
     parallel, serial = parallel_and_serial_steps(workflow)
     assert parallel[parallel.index("-n") + 1] == "$GPU_COUNT"
-    assert "GPU_COUNT=$(nvidia-smi --list-gpus | wc -l)" in regression_steps(workflow)["Show the GPUs"]["run"]
+    counting = regression_steps(workflow)["Show the GPUs"]["run"]
+    # torch's count in the release's environment (CUDA_VISIBLE_DEVICES and MIG honoured), never nvidia-smi's lines.
+    assert 'tox exec -e "$RELEASE"' in counting and "torch.cuda.device_count()" in counting and "--list-gpus" not in counting
+    assert 'echo "GPU_COUNT=$count"' in counting and '[ "$count" -lt 1 ]' in counting
     serial_step = next(
         step for step in regression_steps(workflow).values()
         if step.get("run", "").startswith("tox") and "-n" not in pytest_run_of(step)
@@ -349,3 +352,23 @@ def test_a_tox_environment_on_torch_2_6_or_older_seeds_setuptools() -> None:
         old = [pin for pin in torch_pins if any(Version(v) < Version("2.7") for v in re.findall(r"\d+\.\d+", str(pin.specifier)))]
         if old:
             assert "setuptools" in [Requirement(line).name for line in deps], f"[{section}] pins {old[0]} without setuptools"
+
+
+@pytest.mark.parametrize(("torch_says", "status", "count"), [("2", 0, "GPU_COUNT=2"), ("0", 1, None)])
+def test_the_gpu_count_step_takes_torchs_count_and_fails_on_none(tmp_path: Path, torch_says: str, status: int, count: str | None) -> None:
+    """The step's script as written, with tox and nvidia-smi faked: tox's own chatter before the
+    count is ignored, and a runner where torch sees no GPU fails here, not later."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200'\n")
+    (bin_dir / "tox").write_text(f"#!/bin/sh\necho 'tox: building the environment'\necho {torch_says}\n")
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    github_env = tmp_path / "github_env"
+    script = regression_steps(load_workflow())["Show the GPUs"]["run"]
+    environment = {"PATH": f"{bin_dir}:/usr/bin:/bin", "RUNNER_TEMP": str(tmp_path), "GITHUB_ENV": str(github_env), "RELEASE": "current"}
+    done = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, env=environment, check=False)
+    assert done.returncode == status, done.stdout + done.stderr
+    assert (github_env.read_text().strip() if github_env.exists() else None) == count
+    if status:
+        assert "::error::torch sees no GPU (CUDA_VISIBLE_DEVICES=unset)" in done.stdout

@@ -579,3 +579,25 @@ def test_a_stopped_session_is_an_error_naming_what_stopped_it() -> None:
     stopped = stopped_verdict(BUGS["kornia-2791"], "1 error(s) during collection: suites/x/test_y.py: ImportError", ["suites/x/test_y.py"])
     assert (stopped.verdict, stopped.tests, stopped.observation) == (ERROR, ("suites/x/test_y.py",), ERROR)
     assert stopped.detail == "the session stopped before this bug's tests all ran: 1 error(s) during collection: suites/x/test_y.py: ImportError"
+
+
+# A runner with GPUs, too few for some direct tests: what stayed undecided is said.
+
+def test_a_verdict_decided_below_direct_names_the_direct_tests_too_few_gpus_skipped() -> None:
+    decided = bug_verdict(
+        BUGS["kornia-2791"], AFFECTED_RELEASE,
+        [Observation("m.py::proxy", PROXY, OBSERVED, "pl is plain"),
+         Observation("m.py::t[cuda:1]", DIRECT, SKIPPED, "cuda:1 requested, 1 CUDA device visible"),
+         Observation("m.py::u[cuda:1]", DIRECT, SKIPPED, "cuda:1 requested, 1 CUDA device visible")],
+    )
+    assert decided.verdict == "reproduced" and decided.evidence == PROXY
+    assert decided.detail.endswith("undecided on this machine's GPUs: 2 direct test(s) skipped (cuda:1 requested, 1 CUDA device visible)")
+
+
+@pytest.mark.parametrize("reason", ["cuda:0 requested, 0 CUDA devices visible", "pinning needs a CUDA device"])
+def test_a_cpu_machine_or_another_skip_adds_no_gpu_note(reason: str) -> None:
+    decided = bug_verdict(
+        BUGS["kornia-2791"], AFFECTED_RELEASE,
+        [Observation("m.py::proxy", PROXY, OBSERVED, "pl is plain"), Observation("m.py::t", DIRECT, SKIPPED, reason)],
+    )
+    assert "undecided on this machine" not in decided.detail

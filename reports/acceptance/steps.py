@@ -24,6 +24,10 @@ DEFAULT_RACE_BUDGET = "2000,300s"
 # What the simulated device's stream rules claim, checked against the real GPU's (simcuda/README.md).
 CONFORMANCE_TESTS = "tests/test_stream_shapes_on_a_real_gpu.py"
 CONFORMANCE = "conformance"
+# CUDA_LAUNCH_BLOCKING serializes every launch, so the racy twins compute right values; torch reads
+# PYTORCH_NO_CUDA_MEMORY_CACHING as set whatever its value, and without the caching allocator the
+# freed-block twin gets no recycled block. Either would fail the symptom tests as a false finding.
+CONFORMANCE_CLEARS = ("CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING")
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,12 @@ class Step:
     # Variables set for it: the conformance step runs its file whatever PYTEST_ADDOPTS selects of
     # the bugs (`--bug` would deselect all of it).
     environment: tuple[tuple[str, str], ...] = ()
+    # Variables removed for it, whatever their value: they change what the step means.
+    removed: tuple[str, ...] = ()
+
+    def environment_from(self, base: dict[str, str]) -> dict[str, str]:
+        """The step's process environment, from the caller's."""
+        return {name: value for name, value in {**base, **dict(self.environment)}.items() if name not in self.removed}
 
     @property
     def judges_bugs(self) -> bool:
@@ -55,6 +65,7 @@ def acceptance_steps(python: str, gpu_count: int, out_dir: Path, race_budget: st
             CONFORMANCE,
             (python, "-m", "pytest", CONFORMANCE_TESTS, "-p", "no:cacheprovider", f"--report-dir={out_dir / CONFORMANCE}"),
             (("PYTEST_ADDOPTS", ""),),
+            CONFORMANCE_CLEARS,
         ),
     ]
 

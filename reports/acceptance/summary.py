@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from fixtures.devices.spec import too_few_gpus
 from fixtures.known_bugs.verdicts import ERROR, FIXED, INCONCLUSIVE, NOT_AFFECTED, NOT_REPRODUCED, REGRESSED, REPRODUCED, SKIPPED
 
 # The combined verdict of a bug over both steps is the first of these that either step gave: an
@@ -62,13 +63,20 @@ def combined_lines(documents: dict[str, dict | None]) -> list[str]:
     """One line per bug over every step (step name -> its results.json, None when it left none):
     the worse verdict wins, and a step without results counts as an error for every bug."""
     by_bug: dict[str, dict[str, str]] = {}
+    short: dict[str, set[str]] = {}  # per bug: why its direct tests could not run on these GPUs
     for step, document in documents.items():
         for record in document["verdicts"] if document else []:
             by_bug.setdefault(record["bug_id"], {})[step] = record["verdict"]
+            short.setdefault(record["bug_id"], set()).update(part for part in record["detail"].split("; ") if too_few_gpus(part))
+        for test in document["tests"] if document else []:
+            bug_id = test.get("properties", {}).get("known_bug")
+            if bug_id and test["outcome"] == "skipped" and too_few_gpus(test["message"]):
+                short.setdefault(bug_id, set()).add(test["message"])
     missing = [step for step, document in documents.items() if document is None]
     lines = ["[combined] the worse verdict of the steps" + (f"; {', '.join(missing)}: no results.json, counted as error" if missing else "")]
     for bug_id, verdicts in by_bug.items():
         each = {**verdicts, **dict.fromkeys(missing, ERROR)}
         parts = ", ".join(f"{step} {verdict}" for step, verdict in each.items())
-        lines.append(f"  {bug_id:<17} {worse(list(each.values())):<15} ({parts})")
+        undecided = f"; UNDECIDED on too few GPUs: {'; '.join(sorted(short[bug_id]))}" if short.get(bug_id) else ""
+        lines.append(f"  {bug_id:<17} {worse(list(each.values())):<15} ({parts}){undecided}")
     return lines
