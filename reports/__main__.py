@@ -56,7 +56,7 @@ def parser() -> argparse.ArgumentParser:
         "1: a release disagrees or its run errored; 2: bad input; 3: none disagrees, but some release is undecided "
         "(skipped, inconclusive, a race that did not trigger).",
     )
-    scan_command.add_argument("package", help="a package the registry names (kornia, sam2)")
+    scan_command.add_argument("package", help="a package the registry names (kornia, sam2), or torch (each release in an environment of its own)")
     scan_command.add_argument("releases", nargs="+", metavar="VERSION")
     scan_command.add_argument("--bug", action="append", default=[], metavar="ID", help="scan only this bug (repeatable; default: all of the package's bugs)")
     scan_command.add_argument(

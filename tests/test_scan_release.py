@@ -12,7 +12,7 @@ import pytest
 
 from reports.__main__ import main
 from fixtures.known_bugs.registry import DEFAULT_REGISTRY, load_registry
-from reports.scan.run import ScanError, release_verdicts, scan, selected_bugs
+from reports.scan.run import ReleaseRun, ScanError, bug_scans, environment_requirements, package_policy, release_verdicts, scan, selected_bugs
 
 REPO = Path(__file__).resolve().parents[1]
 # Only the suite's folder is collected: the scan's own speed, not the sweeps', is under test.
@@ -74,9 +74,11 @@ def test_a_release_pypi_lacks_stops_the_scan_with_one_line(tmp_path: Path, capsy
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["torchvision", "0.21.0"], "use tox -e tv021 or tox -e tv022"),
+        (["torchvision", "0.21.0"], "scan torch releases (each brings its torchvision pair)"),
         (["numpy", "2.0"], "unknown package 'numpy'"),
-        (["kornia", "0.7.1", "--bug", "sam2-460"], "sam2-460 is not a kornia bug"),
+        (["kornia", "0.7.1", "--bug", "sam2-460"], "sam2-460 is not a bug of kornia"),
+        (["torch", "2.6.0", "--bug", "kornia-2791"], "kornia-2791 is not a bug of torch or torchvision"),
+        (["torch", "2.5.1"], "torch 2.5.1: no torchvision release paired with torch 2.5"),
         (["kornia", "0.7.1", "--bug", "kornia-9999"], "unknown bug id(s) kornia-9999"),
         (["kornia", "seven"], "'seven' is not a PEP 440 version"),
         (["kornia", "0.7.1", "--bug-registry=/nonexistent.toml"], "cannot read the bug registry"),
@@ -113,3 +115,28 @@ def test_a_run_must_see_the_release_it_scans(installed: str | None, error: str |
     else:
         with pytest.raises(ScanError, match=re.escape(error)):
             release_verdicts(document, "kornia", "0.7.1", bugs)
+
+
+# torch releases: each in an environment of its own, with its torchvision pair.
+
+def test_a_torch_release_brings_its_torchvision_pair_and_setuptools() -> None:
+    policy = package_policy("torch")
+    assert policy.refusal is None and set(policy.pairs) == {"torchvision"}
+    assert environment_requirements("torch", "2.6.0", policy.pairs) == ["torch==2.6.0", "torchvision==0.21.*", "setuptools"]
+    assert environment_requirements("torch", "2.10.1", policy.pairs) == ["torch==2.10.1", "torchvision==0.25.*", "setuptools"]
+    assert package_policy("kornia").pairs is None  # a folder over the environment's torch
+
+
+def test_a_torch_scan_judges_torchvision_bugs_by_the_torchvision_each_environment_held() -> None:
+    registry = load_registry(DEFAULT_REGISTRY)
+    assert [bug.id for bug in selected_bugs(registry, "torch", [], ("torchvision",))] == [
+        bug.id for bug in registry.values() if bug.package in ("torch", "torchvision")
+    ]
+    bug = registry["torchvision-8855"]
+    runs = [
+        ReleaseRun("2.6.0", {bug.id: "reproduced"}, True, 1.0, 1.0, 0, {bug.id: "0.21.0"}),
+        ReleaseRun("2.7.0", {bug.id: "fixed"}, True, 1.0, 1.0, 0, {bug.id: "0.22.0"}),
+    ]
+    (scanned,) = bug_scans([bug], runs)
+    assert scanned.registry_affected == {"2.6.0": True, "2.7.0": False}  # torchvision's range, not torch's
+    assert (scanned.disagreements, scanned.unsettled, scanned.first_affected, scanned.first_fixed) == ((), (), "2.6.0", "2.7.0")

@@ -116,9 +116,10 @@ def bisect(
     with tempfile.TemporaryDirectory(prefix="harness-bisect-") as scratch:
         try:
             bug = chosen_bug(registry_path, package, bug_id)
-            refusal, install_env = package_policy(package)
-            if refusal:
-                raise BisectError(refusal)
+            policy = package_policy(package)
+            if policy.refusal or policy.pairs is not None:  # bisect builds one package over the environment's torch
+                raise BisectError(policy.refusal or f"{package}: bisect builds commits over the environment's torch; {package} brings its own")
+            install_env = policy.install_env
             clone = clone_repository(repo, Path(scratch) / "clone")
             good_end = ("--good", good, resolve(clone, "--good", good))
             bad_end = ("--bad", bad, resolve(clone, "--bad", bad))

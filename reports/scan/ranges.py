@@ -148,12 +148,15 @@ class BugScan:
         return self.windows[0].first_fixed if self.windows else None
 
 
-def scan_bug(
-    *, bug_id: str, title: str, affected: SpecifierSet, first_fixed: str, kind: str, verdicts: dict[str, str | None]
+def scan_bug(  # noqa: PLR0913
+    *, bug_id: str, title: str, affected: SpecifierSet, first_fixed: str, kind: str, verdicts: dict[str, str | None],
+    placed_by: dict[str, str] | None = None,
 ) -> BugScan:
-    """The row for one bug: verdicts in release order, measured windows and disagreements."""
+    """The row for one bug: verdicts in release order, measured windows and disagreements.
+    placed_by: per scanned release, the release of the bug's own package it held, where that is
+    another package (torchvision 0.21.0 in torch 2.6.0's environment); default the release itself."""
     row = {release: verdicts.get(release) for release in release_order(list(verdicts))}
-    in_range = {release: registry_says_affected(affected, release) for release in row}
+    in_range = {release: registry_says_affected(affected, (placed_by or {}).get(release, release)) for release in row}
     found = [disagreement(release, verdict, in_range[release], kind) for release, verdict in row.items()]
     left_open = [unsettled(release, verdict, in_range[release], kind) for release, verdict in row.items()]
     return BugScan(

@@ -48,15 +48,33 @@ def release_folder(cache: Path, package: str, release: str) -> Path:
     return cache / sysconfig.get_config_var("SOABI") / f"{package}-{release}"
 
 
-def package_policy(package: str) -> tuple[str | None, dict[str, str]]:
-    """Why the package cannot be scanned (None: it can), and its install's environment variables."""
+@dataclass(frozen=True)
+class Policy:
+    """How the scan treats a package (packages.toml)."""
+
+    refusal: str | None  # why it cannot be scanned, None where it can
+    install_env: dict[str, str]
+    # Per paired package, its release for each minor of this one; None: releases go in a folder
+    # on PYTHONPATH over the environment's torch, not in environments of their own.
+    pairs: dict[str, dict[str, str]] | None = None
+
+
+def package_policy(package: str) -> Policy:
     policy = tomllib.loads(PACKAGES_TOML.read_text(encoding="utf-8"))
     refused = policy["refused"].get(package)
-    refusal = None
-    if refused:
-        envs = " or ".join(f"tox -e {env}" for env in refused["tox_envs"])
-        refusal = f"{package}: {refused['reason']}; a scan keeps the environment's torch, so use {envs}"
-    return refusal, policy["install_env"].get(package, {})
+    refusal = f"{package}: {refused['reason']}; {refused['instead']}" if refused else None
+    environment = policy.get("environment", {}).get(package)
+    return Policy(refusal, policy["install_env"].get(package, {}), environment["pairs"] if environment else None)
+
+
+def environment_requirements(package: str, release: str, pairs: dict[str, dict[str, str]]) -> list[str]:
+    """What a release's own environment installs besides the harness: the release and each
+    paired package's release for its minor (setuptools too: triton 3.2, torch 2.6's, imports it)."""
+    minor = ".".join(release.split(".")[:2])
+    missing = [paired for paired, by_minor in pairs.items() if minor not in by_minor]
+    if missing:
+        raise ScanError(f"{package} {release}: no {', '.join(missing)} release paired with {package} {minor} (reports/scan/packages.toml)")
+    return [f"{package}=={release}", *(f"{paired}=={by_minor[minor]}.*" for paired, by_minor in pairs.items()), "setuptools"]
 
 
 def last_line(text: str) -> str:
@@ -90,20 +108,47 @@ def install_into(folder: Path, requirement: str, what: str, env: dict[str, str],
     return True
 
 
-def pytest_command(bugs: list[Bug], registry: Path, report_dir: Path, pytest_args: list[str], every_suite: bool = False) -> list[str]:
+def make_environment(folder: Path, requirements: list[str], what: str, env: dict[str, str]) -> bool:
+    """A virtual environment of its own in folder (the requirements and the harness, editable);
+    False when a complete one was there. A folder without its completion mark is made anew."""
+    complete = folder / ".scan-complete"
+    if complete.is_file():
+        return False
+    from uv import find_uv_bin  # here, not at the top: the matrix-page job runs `reports` without uv
+
+    shutil.rmtree(folder, ignore_errors=True)
+    python = environment_python(folder)
+    for command in (
+        [find_uv_bin(), "venv", "--quiet", "--python", sys.executable, str(folder)],
+        [find_uv_bin(), "pip", "install", "--quiet", "--native-tls", "--python", str(python), *requirements, "-e", str(REPOSITORY)],
+    ):
+        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env})
+        if done.returncode != 0:
+            raise ScanError(f"{what}: environment failed: {last_line(done.stderr)}")
+    complete.write_text(" ".join(requirements) + "\n", encoding="utf-8")
+    return True
+
+
+def environment_python(folder: Path) -> Path:
+    return folder / "bin" / "python"
+
+
+def pytest_command(  # noqa: PLR0913
+    bugs: list[Bug], registry: Path, report_dir: Path, pytest_args: list[str], every_suite: bool = False, python: str = sys.executable
+) -> list[str]:
     """The scanned bugs' tests only, or with `every_suite` every suite (the sweeps included)."""
     selection = [] if every_suite else [f"--bug={bug.id}" for bug in bugs]
     return [
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection,
+        python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection,
         f"--bug-registry={registry}", f"--report-dir={report_dir}", *pytest_args,
     ]
 
 
-def run_suites(folder: Path, command: list[str], report_dir: Path) -> int:
-    """A fresh pytest process with the release's folder first on PYTHONPATH; its output is kept
-    in pytest.log beside the reports."""
+def run_suites(folder: Path | None, command: list[str], report_dir: Path) -> int:
+    """A fresh pytest process, with the release's folder first on PYTHONPATH (None: the command's
+    own environment holds the release); its output is kept in pytest.log beside the reports."""
     report_dir.mkdir(parents=True, exist_ok=True)
-    path = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
+    path = os.pathsep.join(filter(None, [str(folder) if folder else None, os.environ.get("PYTHONPATH")]))
     with (report_dir / "pytest.log").open("w", encoding="utf-8") as log:
         done = subprocess.run(command, cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": path})
     return done.returncode
@@ -132,6 +177,12 @@ def release_verdicts(document: dict, package: str, release: str, bugs: list[Bug]
     return {bug.id: records[bug.id]["verdict"] if bug.id in records else None for bug in bugs}
 
 
+def installed_versions(document: dict, bugs: list[Bug]) -> dict[str, str | None]:
+    """Per bug, the release of its package the run saw (a paired package's, in an environment scan)."""
+    records = {record["bug_id"]: record for record in document["verdicts"]}
+    return {bug.id: records[bug.id]["installed"] if bug.id in records else None for bug in bugs}
+
+
 @dataclass
 class ReleaseRun:
     release: str
@@ -140,18 +191,28 @@ class ReleaseRun:
     install_s: float
     pytest_s: float
     pytest_exit: int
+    # Per bug, the release of its package the run held: the scanned release itself, or in an
+    # environment scan the paired package's (torchvision 0.21.0 in torch 2.6.0's environment).
+    installed: dict[str, str | None]
 
 
 def scan_release(  # noqa: PLR0913
-    package: str, release: str, bugs: list[Bug], *, out: Path, cache: Path, registry: Path, pytest_args: list[str], env: dict[str, str],
+    package: str, release: str, bugs: list[Bug], *, out: Path, cache: Path, registry: Path, pytest_args: list[str], policy: Policy,
     every_suite: bool = False,
 ) -> ReleaseRun:
     started = time.perf_counter()
     folder = release_folder(cache, package, release)
-    installed_now = install_into(folder, f"{package}=={release}", f"{package} {release}", env)
+    what = f"{package} {release}"
+    if policy.pairs is None:
+        installed_now = install_into(folder, f"{package}=={release}", what, policy.install_env)
+        on_path, python = folder, sys.executable
+    else:
+        requirements = environment_requirements(package, release, policy.pairs)
+        installed_now = make_environment(folder, requirements, what, policy.install_env)
+        on_path, python = None, str(environment_python(folder))
     installed = time.perf_counter()
     report_dir = out / f"{package}-{release}"
-    exit_code = run_suites(folder, pytest_command(bugs, registry, report_dir, pytest_args, every_suite), report_dir)
+    exit_code = run_suites(on_path, pytest_command(bugs, registry, report_dir, pytest_args, every_suite, python), report_dir)
     finished = time.perf_counter()
     if exit_code not in (0, 1):  # 0 all as expected, 1 a test failed: both leave verdicts
         raise ScanError(f"{package} {release}: pytest exit status {exit_code}: {last_line((report_dir / 'pytest.log').read_text(encoding='utf-8'))}")
@@ -160,7 +221,9 @@ def scan_release(  # noqa: PLR0913
     except ResultsError as error:
         raise ScanError(str(error)) from None
     verdicts = release_verdicts(document, package, release, bugs)
-    return ReleaseRun(release, verdicts, installed_now, round(installed - started, 2), round(finished - installed, 2), exit_code)
+    return ReleaseRun(
+        release, verdicts, installed_now, round(installed - started, 2), round(finished - installed, 2), exit_code, installed_versions(document, bugs)
+    )
 
 
 def progress_line(package: str, run: ReleaseRun) -> str:
@@ -169,18 +232,22 @@ def progress_line(package: str, run: ReleaseRun) -> str:
     return f"{package} {run.release}: {verdicts} ({run.install_s + run.pytest_s:.1f} s: {install} {run.install_s:.1f} s, pytest {run.pytest_s:.1f} s)"
 
 
-def selected_bugs(registry: dict[str, Bug], package: str, bug_ids: list[str]) -> list[Bug]:
-    """The given bugs (each must be the package's), or every bug of the package."""
-    packages = sorted({bug.package for bug in registry.values()})
+def selected_bugs(registry: dict[str, Bug], package: str, bug_ids: list[str], paired: tuple[str, ...] = ()) -> list[Bug]:
+    """The given bugs (each of the package or a package paired with it), or every such bug."""
+    judged = (package, *paired)
+    packages = sorted({bug.package for bug in registry.values()} | {"torch"})
     if package not in packages:
         raise ScanError(f"unknown package {package!r}: the registry's packages are {', '.join(packages)}")
     unknown = [bug_id for bug_id in bug_ids if bug_id not in registry]
     if unknown:
         raise ScanError(f"--bug: unknown bug id(s) {', '.join(unknown)}; known: {', '.join(registry)}")
-    foreign = [bug_id for bug_id in bug_ids if registry[bug_id].package != package]
+    foreign = [bug_id for bug_id in bug_ids if registry[bug_id].package not in judged]
     if foreign:
-        raise ScanError(f"--bug: {', '.join(foreign)} is not a {package} bug")
-    return [registry[bug_id] for bug_id in bug_ids] or [bug for bug in registry.values() if bug.package == package]
+        raise ScanError(f"--bug: {', '.join(foreign)} is not a bug of {' or '.join(judged)}")
+    chosen = [registry[bug_id] for bug_id in bug_ids] or [bug for bug in registry.values() if bug.package in judged]
+    if not chosen:
+        raise ScanError(f"the registry has no bug of {' or '.join(judged)}")
+    return chosen
 
 
 def bug_scans(bugs: list[Bug], runs: list[ReleaseRun]) -> list[BugScan]:
@@ -188,6 +255,7 @@ def bug_scans(bugs: list[Bug], runs: list[ReleaseRun]) -> list[BugScan]:
         scan_bug(
             bug_id=bug.id, title=bug.title, affected=bug.affected, first_fixed=str(bug.first_fixed or "no release yet"), kind=bug.kind,
             verdicts={run.release: run.verdicts[bug.id] for run in runs},
+            placed_by={run.release: run.installed[bug.id] or run.release for run in runs},
         )
         for bug in bugs
     ]
@@ -234,10 +302,10 @@ def scan(  # noqa: PLR0913
     what was scanned so far in scan.json / scan.html."""
     try:
         registry = load_registry(registry_path)
-        bugs = selected_bugs(registry, package, bug_ids)
-        refusal, env = package_policy(package)
-        if refusal:
-            raise ScanError(refusal)
+        policy = package_policy(package)
+        if policy.refusal:
+            raise ScanError(policy.refusal)
+        bugs = selected_bugs(registry, package, bug_ids, tuple(policy.pairs or ()))
         ordered = release_order(releases)
         out.mkdir(parents=True, exist_ok=True)
     except (RegistryError, ReleaseError, ScanError) as error:
@@ -251,7 +319,7 @@ def scan(  # noqa: PLR0913
     for release in ordered:
         try:
             run = scan_release(
-                package, release, bugs, out=out, cache=cache, registry=registry_path, pytest_args=pytest_args, env=env, every_suite=every_suite
+                package, release, bugs, out=out, cache=cache, registry=registry_path, pytest_args=pytest_args, policy=policy, every_suite=every_suite
             )
         except ScanError as error:
             stopped = str(error)
