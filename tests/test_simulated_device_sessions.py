@@ -78,6 +78,27 @@ def test_a_bug_the_simulation_cannot_show_is_skipped_there_with_the_reason(harne
     result.stdout.fnmatch_lines(["*race cannot be simulated: fixtures/known_bugs/bugs.toml does not mark it simulable*"])
 
 
+def test_a_refusal_the_test_catches_itself_is_still_inconclusive(harness, registry) -> None:
+    """A broad `except` around a refused call lets the test pass: the phase still refused a
+    feature the simulation could not imitate, so it is a skip naming it, never "not observed"."""
+    harness.makepyfile(
+        """
+        import pytest
+        import torch
+
+        @pytest.mark.known_bug("placement")
+        def test_swallows_the_refusal(device):
+            try:
+                torch.Generator(device=device)
+            except Exception:
+                pass
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}", "--device", "simcuda:1", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["placement*inconclusive*simulated*the simulated device cannot run this: torch.Generator(device='cuda')*"])
+
+
 def test_what_the_simulation_refuses_is_inconclusive_never_a_pass(harness, registry) -> None:
     harness.makepyfile(
         """

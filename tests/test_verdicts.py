@@ -601,3 +601,51 @@ def test_a_cpu_machine_or_another_skip_adds_no_gpu_note(reason: str) -> None:
         [Observation("m.py::proxy", PROXY, OBSERVED, "pl is plain"), Observation("m.py::t", DIRECT, SKIPPED, reason)],
     )
     assert "undecided on this machine" not in decided.detail
+
+
+# Every precedence rule held from both sides. The expected order is stated here on its own (the
+# README's rule 4: a decision before "cannot tell" before "not run"; within each, the stronger
+# evidence first; within a decision at one strength, seen before not seen), so a swapped table
+# fails; the pairs come from PRECEDENCE itself, so a new row cannot be left out.
+
+STRENGTH = (DIRECT, SIMULATED, PROXY)
+TIERS = ((OBSERVED, NOT_OBSERVED), (INCONCLUSIVE,), (SKIPPED,))
+
+
+def rule_rank(row: tuple[str, str]) -> tuple[int, int, int]:
+    observation, role = row
+    tier = next(index for index, members in enumerate(TIERS) if observation in members)
+    return tier, STRENGTH.index(role), TIERS[tier].index(observation)
+
+
+def test_the_precedence_table_is_in_the_rules_order() -> None:
+    assert list(PRECEDENCE) == sorted(PRECEDENCE, key=rule_rank)
+
+
+@pytest.mark.parametrize(("first", "second"), list(zip(PRECEDENCE, PRECEDENCE[1:])), ids=lambda row: "-".join(row))
+def test_each_adjacent_pair_of_rules_decides_in_the_rules_order(first: tuple[str, str], second: tuple[str, str]) -> None:
+    """One test matching each of two adjacent rows: the row the rules rank first decides; a table
+    with the two swapped decides the other way."""
+    tests = [Observation("m.py::second", second[1], second[0]), Observation("m.py::first", first[1], first[0])]
+    expected = min((first, second), key=rule_rank)
+    observation, role, deciding = decisive_observation(tests)
+    assert (observation, role) == expected
+    assert [o.nodeid for o in deciding] == ["m.py::first" if expected == first else "m.py::second"]
+
+
+def test_mixed_simulated_evidence_is_a_sighting_on_either_side_of_the_range() -> None:
+    mixed = [Observation("m.py::seen", SIMULATED, OBSERVED, "mismatch"), Observation("m.py::clean", SIMULATED, NOT_OBSERVED)]
+    assert bug_verdict(BUGS["kornia-2791"], AFFECTED_RELEASE, mixed).verdict == "reproduced"
+    assert bug_verdict(BUGS["kornia-2791"], FIXED_RELEASE, mixed).verdict == "regressed"
+
+
+def test_a_clean_run_on_an_unplaced_build_records_not_observed_which_bisect_reads_as_good() -> None:
+    """Bisect judges a commit by the observation, since its dev version gives no verdict."""
+    from reports.bisect.answers import step_answer
+
+    decided = bug_verdict(BUGS["kornia-2867"], place_release(BUGS["kornia-2867"], "0.7.2.dev0", None), [Observation("m.py::t", SIMULATED, NOT_OBSERVED)])
+    assert (decided.verdict, decided.observation) == (INCONCLUSIVE, NOT_OBSERVED)
+    record = {"verdict": decided.verdict, "observation": decided.observation, "detail": decided.detail}
+    answer = step_answer(record, "deterministic", fixed=False)
+    assert answer == step_answer({**record, "verdict": "fixed"}, "deterministic", fixed=False)  # the verdict plays no part
+    assert answer.bug_present is False
