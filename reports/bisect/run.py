@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 from fixtures.known_bugs.registry import Bug, RegistryError, load_registry
@@ -109,7 +110,7 @@ def run_git_bisect(clone: Path, names: Terms, new: str, old: str, plan_path: Pat
 
 def bisect(
     package: str, repo: str, good: str, bad: str, bug_id: str, *, fixed: bool, out: Path, cache: Path, registry_path: Path,
-    pytest_args: list[str], say: Callable[[str], None] = print,
+    pytest_args: list[str], say: Callable[[str], None] = partial(print, flush=True),
 ) -> int:
     started = time.perf_counter()
     names = terms(fixed)

@@ -17,6 +17,7 @@ import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -296,10 +297,11 @@ def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None, f
 
 def scan(  # noqa: PLR0913
     package: str, releases: list[str], bug_ids: list[str], *, out: Path, cache: Path, registry_path: Path,
-    pytest_args: list[str], say: Callable[[str], None] = print, every_suite: bool = False,
+    pytest_args: list[str], say: Callable[[str], None] = partial(print, flush=True), every_suite: bool = False,
 ) -> int:
     """Scan the releases oldest first; bad input stops the scan with one line (exit 2), keeping
-    what was scanned so far in scan.json / scan.html."""
+    what was scanned so far in scan.json / scan.html. Each line is flushed as it is said, so a CI
+    log shows every release as it finishes."""
     try:
         registry = load_registry(registry_path)
         policy = package_policy(package)
