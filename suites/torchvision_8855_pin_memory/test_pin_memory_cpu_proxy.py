@@ -7,11 +7,14 @@ memory."""
 from __future__ import annotations
 
 import pytest
-from torch.utils.data._utils.pin_memory import pin_memory as pin_batch
+
+from fixtures.known_bugs.library_api import library_api
 
 from .batches import BATCH_SIZE, COLLATES, TVTensorSamples, tensors_by_kind
 from .oracle import check_kept
 from .samples import SAMPLES
+
+pin_batch = library_api("torch.utils.data._utils.pin_memory", "pin_memory", first_release="1.0.0")
 
 pytestmark = pytest.mark.known_bug("torchvision-8855", evidence="proxy")
 
