@@ -1,8 +1,9 @@
-"""Every numeric threshold of an oracle, pinned from both sides through the call the suite makes:
-a fault PAST times the threshold is caught, and the worst correct result measured by
-bench/oracle_calibration.py (bench/jpeg_block_calibration.py for the JPEG block) passes. The
-margin (threshold / worst correct) is written beside each. A tolerance made 10x looser fails the
-"past" test; one made 10x stricter than the calibration allows fails the "correct" test.
+"""Every numeric threshold of an oracle, pinned from both sides through the call the suite makes,
+by the calibration record in suites/oracle_thresholds.toml, never by the code's constants: a fault
+PAST times the recorded threshold is caught, and the worst correct result the record keeps passes.
+A constant widened (a fault past the record then passes) or tightened below the calibration (the
+worst correct result then fails) fails here twice: its record no longer matches, and its fault
+test lands on the wrong side. Each margin (threshold / worst correct) stays under its stated bound.
 
 Faults are uniform: every element (or the whole mean) sits at the stated fraction of its
 allowance, so "1.5x the threshold" is exact, not a worst case of a random draw.
@@ -10,7 +11,11 @@ allowance, so "1.5x the threshold" is exact, not a worst case of a random draw.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import importlib
+import re
+import tomllib
 from collections.abc import Callable
 
 import pytest
@@ -25,31 +30,78 @@ from suites.kornia_sweeps import test_device_sweep as sweep
 from suites.sam2_460_cudagraph import oracles as sam2
 from suites.sam2_460_cudagraph import test_cudagraph_control as graph_control
 from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, encoder_and_eager_twin, frames
-from suites.torchvision_8587_encode_jpeg.oracle import BLOCK, MAX_BLOCK_ABS_DIFF, Where, check_decoded
+from suites.torchvision_8587_encode_jpeg.oracle import BLOCK, Where, check_decoded
+from tests.conftest import REPO
 from tests.test_fault_kornia_oracles import WrongAfterFirstCall
 
 PAST = 1.5  # the issue's bound: a fault no further past the threshold than twice it
-
-# Worst correct result as a fraction of the threshold, rounded up (`python bench/oracle_calibration.py`,
-# torch 2.15.0, kornia 0.9.0, this machine; the JPEG block from bench/jpeg_block_calibration.py).
-# The margin (threshold / worst correct) is the factor a tolerance may be tightened before a
-# correct run fails; PAST is how far past it a fault is caught.
-CALIBRATED = {
-    "kornia-2791 moved output": 0.005,  # float32 vs float64 output, allclose(1e-6, 1e-5): margin 200x
-    "kornia-2837 codec output": 0.0001,  # mean |float32 - float64| 9e-8 vs 1e-3: margin 10,000x
-    "kornia-2837 codec gradient": 0.015,  # mean 1.5e-5 vs 1e-3: margin 67x
-    "kornia-2837 chain pieces": 0.058,  # mean 5.8e-8 vs 1e-6: margin 17x
-    "sam2-460 compiled vs eager (fp32)": 0.0008,  # inductor vs eager, allclose(1e-4, 1e-4): margin 1,250x
-    "sam2-460 TF32 operands vs fp32": 0.152,  # TF32-rounded operands, allclose(2e-3, 2e-3): margin 6.6x
-    "sam2-460 control read-back": 0.0001,  # x @ x float32 vs float64, allclose(1e-3, 1e-3): margin 10,000x
-    "kornia sweeps simulated vs cpu": 0.127,  # simulated vs CPU run of every swept call: margin 7.9x
-    "torchvision-8587 8x8 block": 1.19 / MAX_BLOCK_ABS_DIFF,  # worst block 1.19 vs 4.0: margin 3.4x
-}
+DOCUMENT = tomllib.loads((REPO / "suites" / "oracle_thresholds.toml").read_text(encoding="utf-8"))
+UNCALIBRATED: dict[str, str] = DOCUMENT.pop("uncalibrated")
+RECORD: dict[str, dict] = DOCUMENT
+THRESHOLD_NAME = re.compile(r"ATOL|RTOL|TOLERANCE|THRESHOLD|_DIFF$")
 SIDES = [pytest.param(PAST, True, id="past-threshold"), pytest.param(None, False, id="worst-correct")]
 
 
+def recorded(name: str, constant: str) -> float:
+    """A constant's value as calibrated: the record's, whatever the code holds now."""
+    (value,) = [value for key, value in RECORD[name]["constants"].items() if key.endswith(f":{constant}")]
+    return value
+
+
+def code_value(key: str) -> float:
+    module, _, constant = key.partition(":")
+    return getattr(importlib.import_module(module), constant)
+
+
+@pytest.mark.parametrize("name", RECORD)
+def test_each_threshold_in_the_code_is_the_calibrated_one(name: str) -> None:
+    for key, value in RECORD[name]["constants"].items():
+        assert code_value(key) == value, (
+            f"{key} is {code_value(key)}, calibrated at {value}: re-run {RECORD[name]['measured'].split(';')[0]} "
+            "and write the new record in suites/oracle_thresholds.toml"
+        )
+
+
+def threshold_constants(root=REPO / "suites") -> dict[str, float]:
+    """Every module-level numeric constant under root whose name says tolerance or threshold,
+    as "module:NAME" -> value (a pair assigned together counts as two)."""
+    found = {}
+    for path in root.rglob("*.py"):
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target, value = node.targets[0], node.value
+            names = [target] if isinstance(target, ast.Name) else target.elts if isinstance(target, ast.Tuple) else []
+            values = [value] if isinstance(target, ast.Name) else value.elts if isinstance(value, ast.Tuple) else []
+            for name, constant in zip(names, values):
+                if isinstance(name, ast.Name) and THRESHOLD_NAME.search(name.id) and isinstance(constant, ast.Constant):
+                    found[f"{module}:{name.id}"] = constant.value
+    return found
+
+
+def test_every_threshold_of_every_oracle_is_calibrated_or_says_why_not() -> None:
+    calibrated = {key for entry in RECORD.values() for key in entry["constants"]}
+    found = threshold_constants()
+    assert len(found) >= 13, "the scan lost the suites' thresholds"
+    unrecorded = sorted(set(found) - calibrated - set(UNCALIBRATED))
+    assert not unrecorded, f"thresholds with no record in suites/oracle_thresholds.toml: {unrecorded}"
+    stale = sorted((calibrated | set(UNCALIBRATED)) - set(found))
+    assert not stale, f"records of thresholds the suites no longer have: {stale}"
+    assert not calibrated & set(UNCALIBRATED)
+
+
+@pytest.mark.parametrize("name", RECORD)
+def test_each_margin_is_between_the_worst_correct_result_and_its_stated_bound(name: str) -> None:
+    entry = RECORD[name]
+    assert 0 < entry["worst_correct"] < 1, f"{name}: the worst correct result must sit inside the threshold"
+    margin = 1 / entry["worst_correct"]
+    assert margin <= entry["max_margin"], f"{name}: threshold {margin:.0f}x the worst correct result, over its bound {entry['max_margin']}x"
+    assert entry["why"] and entry["measured"]
+
+
 def fraction_for(name: str, past: float | None) -> float:
-    return CALIBRATED[name] if past is None else past
+    return RECORD[name]["worst_correct"] if past is None else past
 
 
 def expect(caught: bool, match: str):  # noqa: ANN201 - a context manager
@@ -72,7 +124,8 @@ class ShiftedOnMoveJitter(RandomPlanckianJitter):
 
     def forward(self, *args, **kwargs):  # noqa: ANN202
         out = super().forward(*args, **kwargs)
-        return allowance_shift(out, jitter_direct.ATOL, jitter_direct.RTOL, self.fraction) if getattr(self, "moved", False) else out
+        allowance = recorded("kornia-2791 moved output", "ATOL"), recorded("kornia-2791 moved output", "RTOL")
+        return allowance_shift(out, *allowance, self.fraction) if getattr(self, "moved", False) else out
 
 
 @pytest.mark.catches("suites/kornia_2791_planckian_jitter/test_planckian_jitter_device.py::moved_run_matches_cpu")
@@ -103,7 +156,7 @@ def test_fault_kornia_2791_output_tolerance(monkeypatch: pytest.MonkeyPatch, pas
 def test_fault_kornia_2837_codec_mean_tolerance(
     monkeypatch: pytest.MonkeyPatch, name: str, test: str, fault: Callable, past: float | None, caught: bool
 ) -> None:
-    shift = fraction_for(name, past) * codec.MEAN_ABS_TOLERANCE
+    shift = fraction_for(name, past) * recorded(name, "MEAN_ABS_TOLERANCE")
     wrong = WrongAfterFirstCall(codec.jpeg_codec_differentiable, lambda out, image, quality: fault(out, image, quality, shift))
     monkeypatch.setattr(codec, "jpeg_codec_differentiable", wrong)
     with expect(caught, "differs from CPU: mean"):
@@ -113,7 +166,7 @@ def test_fault_kornia_2837_codec_mean_tolerance(
 @pytest.mark.catches("suites/kornia_2837_jpeg_device/test_jpeg_device.py::test_chain_piece_on_device_matches_cpu")
 @pytest.mark.parametrize(("past", "caught"), SIDES)
 def test_fault_kornia_2837_chain_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
-    shift = fraction_for("kornia-2837 chain pieces", past) * codec.CHAIN_MEAN_ABS_TOLERANCE
+    shift = fraction_for("kornia-2837 chain pieces", past) * recorded("kornia-2837 chain pieces", "CHAIN_MEAN_ABS_TOLERANCE")
     monkeypatch.setitem(chain.CHAIN_PIECES, "gaussian_blur2d", WrongAfterFirstCall(chain.CHAIN_PIECES["gaussian_blur2d"], lambda out, device: out + shift))
     with expect(caught, "gaussian_blur2d on cpu differs from CPU"):
         codec.test_chain_piece_on_device_matches_cpu("cpu", None, "gaussian_blur2d")
@@ -128,10 +181,11 @@ def test_fault_kornia_2837_chain_tolerance(monkeypatch: pytest.MonkeyPatch, past
 def test_fault_sam2_460_compiled_against_eager_tolerance(name: str, tf32: bool, past: float | None, caught: bool) -> None:
     """The tolerance test_compiled_encoder passes (comparison_tolerance under the precision in force)."""
     encoder, eager = encoder_and_eager_twin(CachedSinePosition(CHANNELS, fixed=True), "cpu")
-    atol, rtol = tolerance = sam2.comparison_tolerance(tf32, False)
+    prefix = "TF32_" if tf32 else ""
+    atol, rtol = recorded(name, f"{prefix}ATOL"), recorded(name, f"{prefix}RTOL")
     fraction = fraction_for(name, past)
     with expect(caught, "differs from eager"):
-        sam2.check_against_eager(lambda frame: allowance_shift(encoder(frame), atol, rtol, fraction), eager, frames("cpu"), tolerance)
+        sam2.check_against_eager(lambda frame: allowance_shift(encoder(frame), atol, rtol, fraction), eager, frames("cpu"), sam2.comparison_tolerance(tf32, False))
 
 
 @pytest.mark.catches("suites/sam2_460_cudagraph/test_cudagraph_control.py::close")
@@ -141,7 +195,8 @@ def test_fault_sam2_460_control_read_back_tolerance(past: float | None, caught: 
     just past its tolerance is overwritten, the worst correct one intact."""
     first, _ = graph_control.inputs("cpu")
     expected = graph_control.square(first)
-    read_back = allowance_shift(expected, graph_control.CLOSE_ATOL, graph_control.CLOSE_RTOL, fraction_for("sam2-460 control read-back", past))
+    name = "sam2-460 control read-back"
+    read_back = allowance_shift(expected, recorded(name, "CLOSE_ATOL"), recorded(name, "CLOSE_RTOL"), fraction_for(name, past))
     assert graph_control.close(read_back, expected) is not caught
 
 
@@ -149,7 +204,8 @@ def test_fault_sam2_460_control_read_back_tolerance(past: float | None, caught: 
 @pytest.mark.parametrize(("past", "caught"), SIDES)
 def test_fault_sweep_value_tolerance(past: float | None, caught: bool) -> None:
     expected = torch.rand(2, 3, 8, 8) * 4 - 2
-    actual = allowance_shift(expected, sweep.ATOL, sweep.RTOL, fraction_for("kornia sweeps simulated vs cpu", past))
+    name = "kornia sweeps simulated vs cpu"
+    actual = allowance_shift(expected, recorded(name, "ATOL"), recorded(name, "RTOL"), fraction_for(name, past))
     assert (sweep.value_mismatch((actual, expected.long()), (expected, expected.long())) is not None) is caught
 
 
@@ -159,7 +215,7 @@ def test_fault_torchvision_8587_block_threshold(past: float | None, caught: bool
     """One 8x8 block off by `fraction` of the block threshold, in levels of 255, the rest exact."""
     source = torch.full((3, 32, 48), 128, dtype=torch.uint8)
     decoded = source.clone()
-    levels = fraction_for("torchvision-8587 8x8 block", past) * MAX_BLOCK_ABS_DIFF
+    levels = fraction_for("torchvision-8587 8x8 block", past) * recorded("torchvision-8587 8x8 block", "MAX_BLOCK_ABS_DIFF")
     # Whole levels where they can be: part of the block at ceil, the rest at floor, mean = levels.
     block = decoded[:, 8 : 8 + BLOCK, 16 : 16 + BLOCK].reshape(-1)
     low, extra = int(levels), levels - int(levels)
