@@ -66,7 +66,10 @@ def pytest_configure(config: pytest.Config) -> None:
     directory = report_dir(config)
     if directory is None or hasattr(config, "workerinput"):
         return
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a one-line usage error, not an INTERNALERROR traceback
+        raise pytest.UsageError(f"--report-dir {directory}: cannot create it: {error.strerror}") from None
     # Before pytest-html's and junitxml's own pytest_configure read these options.
     if not config.option.htmlpath:
         config.option.htmlpath = str(directory / "report.html")

@@ -1,0 +1,23 @@
+"""Bad option values are one-line usage errors (exit 4) naming the option and the value, never a
+traceback from deep inside."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--seed=-1", "argument --seed: '-1' is negative; a seed is 0 or more"),
+        ("--seed=seven", "argument --seed: 'seven' is not a whole number"),
+        ("--report-dir=/proc/forbidden", "--report-dir /proc/forbidden: cannot create it: "),
+    ],
+)
+def test_a_bad_value_is_one_line_naming_it(harness, option: str, message: str) -> None:
+    harness.makepyfile("def test_nothing():\n    pass\n")
+    result = harness.runpytest_subprocess(option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR") or "error:" in line]
+    assert any(message in line for line in errors), result.stderr.lines
+    assert "Traceback" not in result.stderr.str() and "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
