@@ -1,6 +1,6 @@
 """python -m reports compare OLD.json NEW.json [-o compare.html]
 python -m reports matrix RESULTS.json... [-o matrix.html]
-python -m reports scan PACKAGE VERSION... [--bug ID] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
+python -m reports scan PACKAGE VERSION... [--bug ID] [--every-suite] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
 python -m reports bisect PACKAGE --repo REPO --good REF --bad REF --bug ID [--fixed] [--out DIR] [--cache DIR] [-- PYTEST ARGS]
 python -m reports acceptance [--race-budget N,Ss] [--out DIR]   (on a GPU machine, or rehearsed on the
                                                    simulated runner: SIMCUDA_RUNNER_GPUS=N; steps.py)
@@ -38,26 +38,37 @@ BAD_INPUT = 2
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="python -m reports", description="Read the harness's results.json files.")
+    root = argparse.ArgumentParser(
+        prog="python -m reports",
+        description="The harness's tools around its pytest runs: compare two runs, draw the verdict matrix of many, scan "
+        "releases against the registry, bisect a package's history for a bug, run the GPU acceptance run.",
+    )
     commands = root.add_subparsers(dest="command", required=True)
     compare_command = commands.add_parser(
-        "compare", help="what changed between two runs; exit 1 on a new regression"
+        "compare", help="what changed between two runs; exit 1 on a new regression",
+        description="Compare two runs' results.json, bug by bug and test by test, and write an HTML page of the changes. "
+        "Exit 0: no new regression; 1: a bug regressed or errored in NEW that did not in OLD; 2: bad input.",
     )
-    compare_command.add_argument("old", type=Path, metavar="OLD.json")
-    compare_command.add_argument("new", type=Path, metavar="NEW.json")
+    compare_command.add_argument("old", type=Path, metavar="OLD.json", help="the earlier run's results.json (the last release, say)")
+    compare_command.add_argument("new", type=Path, metavar="NEW.json", help="the later run's results.json")
     compare_command.add_argument("-o", "--output", type=Path, default=Path("compare.html"), help="HTML page (default: compare.html)")
-    matrix_command = commands.add_parser("matrix", help="one grid of verdicts, bugs x (release x GPU), from many jobs")
-    matrix_command.add_argument("results", type=Path, nargs="+", metavar="RESULTS.json")
+    matrix_command = commands.add_parser(
+        "matrix", help="one grid of verdicts, bugs x (release x GPU), from many jobs",
+        description="Draw one HTML grid of verdicts from many runs' results.json (a CI matrix's jobs): a row per bug, a column "
+        "per job, each cell linking to that job's report.",
+    )
+    matrix_command.add_argument("results", type=Path, nargs="+", metavar="RESULTS.json", help="one results.json per job")
     matrix_command.add_argument("-o", "--output", type=Path, default=Path("matrix.html"), help="HTML page (default: matrix.html)")
     scan_command = commands.add_parser(
         "scan", help="each release's verdicts against the registry's ranges; exit 1 on a disagreement or an errored run",
-        description="Install each release with no dependencies into a cached folder and run its bugs' suites in a fresh pytest; "
+        description="Install each release with no dependencies into a cached folder (a torch release: an environment of its own "
+        "with its torchvision pair) and run its bugs' suites in a fresh pytest; "
         "arguments after -- go to pytest. Exit 0: every release's verdict was decided and agrees with the registry; "
         "1: a release disagrees or its run errored; 2: bad input; 3: none disagrees, but some release is undecided "
         "(skipped, inconclusive, a race that did not trigger).",
     )
     scan_command.add_argument("package", help="a package the registry names (kornia, sam2), or torch (each release in an environment of its own)")
-    scan_command.add_argument("releases", nargs="+", metavar="VERSION")
+    scan_command.add_argument("releases", nargs="+", metavar="VERSION", help="releases to scan, as the package index names them (0.7.1); scanned oldest first")
     scan_command.add_argument("--bug", action="append", default=[], metavar="ID", help="scan only this bug (repeatable; default: all of the package's bugs)")
     scan_command.add_argument(
         "--every-suite", action="store_true",
@@ -84,7 +95,10 @@ def parser() -> argparse.ArgumentParser:
     bisect_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed commits, one folder each (default: {default_cache()})")
     bisect_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)")
     acceptance_command = commands.add_parser(
-        "acceptance", help="every GPU test on every visible GPU (xdist + serial), kept under reports/observed/"
+        "acceptance", help="every GPU test on every visible GPU (xdist + serial), kept under reports/observed/",
+        description="On a GPU machine: the GPU workflow's two steps (one xdist worker per GPU, then the multi-GPU and "
+        "isolated tests serially), then the simulated device's conformance on the real GPU; reports and summary.txt "
+        "in a dated folder under reports/observed/. Exit 0: every step passed; 1: a step failed; 2: bad input or no GPU.",
     )
     acceptance_command.add_argument("--race-budget", default=DEFAULT_RACE_BUDGET, help=f"as pytest's (default {DEFAULT_RACE_BUDGET})")
     acceptance_command.add_argument(
