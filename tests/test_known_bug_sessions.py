@@ -323,6 +323,13 @@ def test_list_bugs_prints_what_each_outcome_would_mean(harness, registry) -> Non
     result.stdout.fnmatch_lines(["affected-det*pytest*>=1*reproduced*not-reproduced*", "fixed-det*pytest*<1*regressed*fixed*"])
 
 
+def test_list_bugs_says_not_affected_for_a_release_before_the_range(harness, tmp_path: Path) -> None:
+    registry = tmp_path / "later.toml"
+    registry.write_text(ENTRY.format(bug_id="later-det", affected=">=999,<1000", kind="deterministic").replace('first_fixed = "999"', 'first_fixed = "1000"'))
+    result = harness.runpytest(f"--bug-registry={registry}", "--list-bugs")
+    result.stdout.fnmatch_lines(["later-det*pytest*regressed*not-affected*before 999 where the affected range*begins"])
+
+
 # A broken run reads `error`, never `skipped`; a module that skips whole explains its bug's verdict.
 
 STOPPED_REGISTRY = REGISTRY + ENTRY.format(bug_id="fake-11", affected=">=1", kind="deterministic") + ENTRY.format(
