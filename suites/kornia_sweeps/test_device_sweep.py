@@ -30,7 +30,7 @@ from fixtures.proxies.meta_proxy import (
 )
 from fixtures.sweeps.tables import older_than_table
 from simcuda import SimulationUnsupported, describe
-from suites.kornia_sweeps.targets import MOVED, kornia, NOT_MOVED, TABLE_WRITTEN_FOR, SweepCall, device_targets, function_targets
+from suites.kornia_sweeps.targets import MOVED, NOT_MOVED, TABLE_WRITTEN_FOR, SweepCall, device_targets, kornia
 
 TARGETS = {target.name: target for target in device_targets()}
 SIMULATED_DEVICE = "simcuda:1"
