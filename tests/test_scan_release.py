@@ -12,7 +12,9 @@ import pytest
 
 from reports.__main__ import main
 from fixtures.known_bugs.registry import DEFAULT_REGISTRY, load_registry
-from reports.scan.run import ReleaseRun, ScanError, bug_scans, environment_requirements, package_policy, release_verdicts, scan, selected_bugs
+from reports.scan.run import (
+    ReleaseRun, ScanError, bug_scans, environment_requirements, package_policy, release_verdicts, scan, selected_bugs, summary_lines,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 # Only the suite's folder is collected: the scan's own speed, not the sweeps', is under test.
@@ -140,3 +142,6 @@ def test_a_torch_scan_judges_torchvision_bugs_by_the_torchvision_each_environmen
     (scanned,) = bug_scans([bug], runs)
     assert scanned.registry_affected == {"2.6.0": True, "2.7.0": False}  # torchvision's range, not torch's
     assert (scanned.disagreements, scanned.unsettled, scanned.first_affected, scanned.first_fixed) == ((), (), "2.6.0", "2.7.0")
+    assert summary_lines(Path("out"), [scanned])[0].endswith(
+        "registry affected <0.22.0,>=0.16.0, first fixed 0.22.0 (of the release each held: 2.6.0 0.21.0, 2.7.0 0.22.0)"
+    )

@@ -127,6 +127,9 @@ class BugScan:
     registry_first_fixed: str
     verdicts: dict[str, str | None]  # release -> verdict (None: no verdict for this bug), oldest first
     registry_affected: dict[str, bool]
+    # Per release, the release of the bug's own package the registry judged, where that is
+    # another package's (a torch scan's torchvision); empty where each release is the bug's own.
+    placed_by: dict[str, str]
     windows: tuple[Window, ...]
     disagreements: tuple[Disagreement, ...]
     unsettled: tuple[Unsettled, ...]
@@ -166,6 +169,7 @@ def scan_bug(  # noqa: PLR0913
         registry_first_fixed=first_fixed,
         verdicts=row,
         registry_affected=in_range,
+        placed_by={release: placed for release, placed in (placed_by or {}).items() if placed != release},
         windows=tuple(measured_windows(row)),
         disagreements=tuple(item for item in found if item is not None),
         unsettled=tuple(item for item in left_open if item is not None),

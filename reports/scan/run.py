@@ -287,6 +287,7 @@ def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None, f
         lines.append(
             f"{bug.bug_id}: measured first affected {bug.first_affected or '-'}, first fixed {bug.first_fixed or '-'}; "
             f"registry affected {bug.registry_affected_range}, first fixed {bug.registry_first_fixed}"
+            + (f" (of the release each held: {', '.join(f'{r} {v}' for r, v in bug.placed_by.items())})" if bug.placed_by else "")
         )
         lines.extend(f"  DISAGREES {item.release}: {item.verdict}, {item.reason}" for item in bug.disagreements)
         lines.extend(f"  ERROR {item.release}: {item.reason}" for item in bug.errors)
