@@ -108,7 +108,8 @@ def test_inconclusive_is_neither_pass_nor_failure(harness, registry) -> None:
     )
     result = harness.runpytest(f"--bug-registry={registry}", "-rs")
     result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["fixed-det*inconclusive*proxy*", "SKIPPED*inconclusive: meta tensors have no data*"])
+    # The verdict table comes last, after pytest's short summary, right above the final counts.
+    result.stdout.fnmatch_lines(["SKIPPED*inconclusive: meta tensors have no data*", "*known-bug verdicts*", "bug*verdict*evidence*release*detail", "fixed-det*inconclusive*proxy*", "*1 skipped*"])
 
 
 @pytest.mark.parametrize(
