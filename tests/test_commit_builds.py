@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.known_bugs.commits import GitBuild, HistoryError, affected_at, history, is_ancestor, parse_direct_url
+from fixtures.known_bugs.commits import AFFECTED, FIXED, PREDATES, GitBuild, HistoryError, commit_place, history, is_ancestor, parse_direct_url
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.verdicts import NOT_AFFECTED, NOT_OBSERVED, OBSERVED, SIMULATED, Observation, bug_verdict
 from fixtures.known_bugs.versions import affected_status, place_release
@@ -42,18 +42,18 @@ def commits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("build", "affected"),
-    [("root", False), ("introduce", True), ("middle", True), ("fix", False), ("after", False), ("side", False)],
+    ("build", "place"),
+    [("root", PREDATES), ("introduce", AFFECTED), ("middle", AFFECTED), ("fix", FIXED), ("after", FIXED), ("side", PREDATES)],
 )
-def test_a_build_is_affected_between_its_introducing_and_fixing_commits(commits: dict[str, str], build: str, affected: bool) -> None:
+def test_a_build_is_affected_between_its_introducing_and_fixing_commits(commits: dict[str, str], build: str, place: str) -> None:
     repository = Path(commits["path"])
-    assert affected_at(repository, commits[build], commits["introduce"], commits["fix"]) is affected
+    assert commit_place(repository, commits[build], commits["introduce"], commits["fix"]) == place
 
 
 def test_a_bug_with_no_fix_yet_affects_every_build_after_its_commit(commits: dict[str, str]) -> None:
     repository = Path(commits["path"])
-    assert affected_at(repository, commits["after"], commits["introduce"], None) is True
-    assert affected_at(repository, commits["side"], commits["introduce"], None) is False
+    assert commit_place(repository, commits["after"], commits["introduce"], None) == AFFECTED
+    assert commit_place(repository, commits["side"], commits["introduce"], None) == PREDATES
 
 
 def test_a_commit_the_history_lacks_is_a_history_error(commits: dict[str, str]) -> None:

@@ -176,7 +176,13 @@ def test_driver_shortfall_names_driver_build_minimum_and_remedy(driver: str | No
     ],
 )
 def test_too_few_gpus_reads_the_device_skip_reasons(reason: str, short: bool) -> None:
-    from fixtures.devices.spec import device_skip_reason, min_cuda_devices_skip_reason, too_few_gpus
+    from fixtures.devices.spec import too_few_gpus
 
     assert too_few_gpus(reason) is short
+
+
+def test_too_few_gpus_reads_the_reasons_the_device_plugin_writes() -> None:
+    from fixtures.devices.spec import device_skip_reason, min_cuda_devices_skip_reason, too_few_gpus
+
     assert too_few_gpus(device_skip_reason("cuda:1", 1) or "") and too_few_gpus(min_cuda_devices_skip_reason(2, 1) or "")
+    assert not too_few_gpus(device_skip_reason("cuda:1", 0) or "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.known_bugs.outcomes import BugObserved, found_in, observe, skip_reason
+from fixtures.known_bugs.outcomes import BugObserved, collection_error, found_in, observe, skip_reason
 
 
 def test_observe_raises_the_finding_with_its_description() -> None:
@@ -34,6 +34,20 @@ def report(longrepr: object) -> pytest.TestReport:
 )
 def test_skip_reason_drops_only_pytests_prefix(longrepr: object, reason: str) -> None:
     assert skip_reason(report(longrepr)) == reason
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("Traceback:\n  from x import y\nE   ModuleNotFoundError: No module named 'x'", "ModuleNotFoundError: No module named 'x'"),
+        ("ExceptionGroup: two errors", "ExceptionGroup: two errors"),  # no margin: its own leading E stays
+        ("", "collection error"),
+    ],
+    ids=["pytest's margin", "an exception named E...", "nothing said"],
+)
+def test_a_collection_error_is_its_last_line_without_the_margin(text: str, line: str) -> None:
+    failed = pytest.CollectReport("suites/x/test_y.py", "failed", text, [])
+    assert collection_error(failed) == line
 
 
 def test_a_finding_inside_an_exception_group_is_found_at_any_depth() -> None:

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from fixtures.known_bugs.outcomes import skip_reason
+from fixtures.known_bugs.outcomes import collection_error, skip_reason
 from fixtures.known_bugs.registry import Bug
 from fixtures.known_bugs.verdicts import BugVerdict
 from fixtures.known_bugs.versions import AffectedStatus
@@ -59,11 +59,7 @@ def merge_test_record(record: dict | None, report: pytest.TestReport) -> dict:
 
 def collect_record(report: pytest.CollectReport) -> dict:
     """A module that failed to collect (`error`) or skipped whole (`skipped`, with its reason)."""
-    if report.skipped and isinstance(report.longrepr, tuple):
-        outcome, message = "skipped", report.longrepr[2].removeprefix("Skipped: ")
-    else:
-        lines = report.longreprtext.strip().splitlines()
-        outcome, message = "error", lines[-1].removeprefix("E").strip() if lines else "collection error"
+    outcome, message = ("skipped", skip_reason(report)) if report.skipped else ("error", collection_error(report))
     return {"nodeid": report.nodeid, "outcome": outcome, "duration_s": 0.0, "message": message, "properties": {"collection": "module"}}
 
 

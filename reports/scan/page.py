@@ -3,6 +3,7 @@ document alone, so it can be redrawn from a kept scan.json."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from reports.pages.html import standalone_page, verdict_badge
@@ -39,7 +40,7 @@ def bug_entry(bug: BugScan) -> dict:
 
 
 def scan_document(  # noqa: PLR0913
-    package: str, registry: str, runs: list[dict], scans: list[BugScan], stopped: str | None, exit_status: int, failed: list[str] = ()
+    package: str, registry: str, runs: list[dict], scans: list[BugScan], stopped: str | None, exit_status: int, failed: Sequence[str] = ()
 ) -> dict:
     """runs: one dict per scanned release, oldest first (release, verdicts, timings, pytest exit);
     failed: the releases whose run failed where no verdict explains it."""

@@ -8,6 +8,7 @@ release is unsettled: `error` (its run failed) or undecided (the bug could not b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
@@ -184,7 +185,7 @@ def failed_runs(scans: list[BugScan], exits: dict[str, int]) -> list[str]:
     return [release for release, code in exits.items() if code != 0 and release not in explained]
 
 
-def outcome_line(scans: list[BugScan], stopped: str | None = None, failed: list[str] = ()) -> str:
+def outcome_line(scans: list[BugScan], stopped: str | None = None, failed: Sequence[str] = ()) -> str:
     """The scan's one-line outcome: agreement only when every release of every bug was scanned
     and decided, and every release's run passed."""
     if stopped:

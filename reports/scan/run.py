@@ -15,13 +15,14 @@ import sys
 import sysconfig
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from fixtures.known_bugs.commits import harness_cache
 from fixtures.known_bugs.registry import Bug, RegistryError, load_registry
 from reports import REPOSITORY
 from reports.run.loading import ResultsError, load_results
@@ -39,9 +40,8 @@ class ScanError(ValueError):
 
 
 def default_cache() -> Path:
-    """~/.cache/gpu-regression-harness/releases (XDG_CACHE_HOME respected)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "gpu-regression-harness" / "releases"
+    """~/.cache/gpu-regression-harness/releases."""
+    return harness_cache() / "releases"
 
 
 def release_folder(cache: Path, package: str, release: str) -> Path:
@@ -163,10 +163,15 @@ def is_pep440(version: str) -> bool:
     return True
 
 
+def bug_records(document: dict) -> dict[str, dict]:
+    """A results.json's verdict records by bug id."""
+    return {record["bug_id"]: record for record in document["verdicts"]}
+
+
 def release_verdicts(document: dict, package: str, release: str, bugs: list[Bug]) -> dict[str, str | None]:
     """The run's verdict per bug, after checking that the run saw the release it was given
     (a package shadowing the folder would make every verdict about the wrong release)."""
-    records = {record["bug_id"]: record for record in document["verdicts"]}
+    records = bug_records(document)
     for record in records.values():
         seen = record["installed"]
         if record["package"] != package:
@@ -180,7 +185,7 @@ def release_verdicts(document: dict, package: str, release: str, bugs: list[Bug]
 
 def installed_versions(document: dict, bugs: list[Bug]) -> dict[str, str | None]:
     """Per bug, the release of its package the run saw (a paired package's, in an environment scan)."""
-    records = {record["bug_id"]: record for record in document["verdicts"]}
+    records = bug_records(document)
     return {bug.id: records[bug.id]["installed"] if bug.id in records else None for bug in bugs}
 
 
@@ -236,7 +241,7 @@ def progress_line(package: str, run: ReleaseRun) -> str:
 def selected_bugs(registry: dict[str, Bug], package: str, bug_ids: list[str], paired: tuple[str, ...] = ()) -> list[Bug]:
     """The given bugs (each of the package or a package paired with it), or every such bug."""
     judged = (package, *paired)
-    packages = sorted({bug.package for bug in registry.values()} | {"torch"})
+    packages = sorted({bug.package for bug in registry.values()})
     if package not in packages:
         raise ScanError(f"unknown package {package!r}: the registry's packages are {', '.join(packages)}")
     unknown = [bug_id for bug_id in bug_ids if bug_id not in registry]
@@ -262,7 +267,7 @@ def bug_scans(bugs: list[Bug], runs: list[ReleaseRun]) -> list[BugScan]:
     ]
 
 
-def scan_status(scans: list[BugScan], stopped: str | None, failed: list[str] = ()) -> int:
+def scan_status(scans: list[BugScan], stopped: str | None, failed: Sequence[str] = ()) -> int:
     if stopped:
         return BAD_INPUT
     if failed or any(bug.disagreements or bug.errors for bug in scans):
@@ -281,7 +286,7 @@ def write_scan(  # noqa: PLR0913
     return status
 
 
-def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None, failed: list[str] = ()) -> list[str]:
+def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None, failed: Sequence[str] = ()) -> list[str]:
     lines = []
     for bug in scans:
         lines.append(
