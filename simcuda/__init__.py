@@ -59,12 +59,13 @@ from typing import TYPE_CHECKING, Any
 from simcuda.ordering import ReusedMemoryRace, StreamRace
 from simcuda.unsupported import SimulationUnsupported
 
-__version__ = "0.2.5"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
+__version__ = "0.2.6"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
 
 if TYPE_CHECKING:
     from simcuda.allocations import Allocation, describe
-    from simcuda.simulation import Simulation, current_simulation, simulated_cuda
-    from simcuda.tensor import SimulatedTensor, gpu_type, gpu_vars, is_simulated, real_cpu
+    from simcuda.context import simulated_cuda
+    from simcuda.simulation import Simulation
+    from simcuda.tensor import SimulatedTensor, current_simulation, gpu_type, gpu_vars, is_simulated, real_cpu
 
 # Names whose modules import torch, loaded on first use: this package's pytest plugin is loaded by
 # every pytest session of an environment that has it installed, and costs nothing when unused.
@@ -72,8 +73,8 @@ _LAZY = {
     "Allocation": "simcuda.allocations",
     "describe": "simcuda.allocations",
     "Simulation": "simcuda.simulation",
-    "current_simulation": "simcuda.simulation",
-    "simulated_cuda": "simcuda.simulation",
+    "current_simulation": "simcuda.tensor",
+    "simulated_cuda": "simcuda.context",
     "SimulatedTensor": "simcuda.tensor",
     "gpu_type": "simcuda.tensor",
     "gpu_vars": "simcuda.tensor",

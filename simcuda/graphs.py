@@ -42,16 +42,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._pytree import tree_leaves
 
 from simcuda.allocations import caller_frame
 from simcuda.tensor import is_simulated, real_cpu
 
 if TYPE_CHECKING:
-    from torch.multiprocessing.reductions import StorageWeakRef
-
     from simcuda.simulation import Simulation
 
+# torch._inductor and torch._dynamo are imported where a compiled run needs them: loading them
+# takes seconds, and most simulations compile nothing.
 WARMUP, RECORDING, EXECUTION = "warm-up", "recording", "replay"
 
 
@@ -63,7 +64,7 @@ def uses_cuda_graphs(backend: object, mode: str | None, options: dict | None) ->
         return False
     if options and "triton.cudagraphs" in options:
         return bool(options["triton.cudagraphs"])
-    import torch._inductor
+    import torch._inductor  # deferred: compiled runs only (note above WARMUP)
 
     if mode is not None:
         return bool(torch._inductor.list_mode_options(mode).get("triton.cudagraphs", False))
@@ -76,8 +77,6 @@ def _storage_key(tensor: torch.Tensor) -> int:
 
 def _storage_ref(tensor: torch.Tensor) -> StorageWeakRef:
     """A weak reference to the tensor's storage: alive while any tensor or view holds it."""
-    from torch.multiprocessing.reductions import StorageWeakRef
-
     return StorageWeakRef(tensor.untyped_storage())
 
 
@@ -152,7 +151,7 @@ class GraphTree:
 
     def _invalidate_path(self) -> None:
         """torch's dealloc_current_path_weakrefs: a later read of a dead output raises torch's text."""
-        from torch._inductor.cudagraph_trees import CUDAGraphTreeManager
+        from torch._inductor.cudagraph_trees import CUDAGraphTreeManager  # deferred: compiled runs only (note above WARMUP)
 
         for ref, trace in self.path_outputs:
             if not ref.expired():
@@ -160,7 +159,7 @@ class GraphTree:
 
 
 def _skip(reason: str) -> None:
-    from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter
+    from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter  # deferred: compiled runs only (note above WARMUP)
 
     log_cudagraph_skip_and_bump_counter(f"skipping cudagraphs due to {reason}")
 
@@ -187,7 +186,7 @@ class GraphTrees:
     def running(self) -> Iterator[bool]:
         """A compiled call: True for the outermost (a new generation), False for one inside it
         (Dynamo inlines a compiled function called from compiled code)."""
-        from torch._dynamo.mutation_guard import install_generation_tagging_init
+        from torch._dynamo.mutation_guard import install_generation_tagging_init  # deferred: compiled runs only (note above WARMUP)
 
         outermost = self.depth == 0
         if outermost:
@@ -211,7 +210,7 @@ class GraphTrees:
             self._skips(graph, f"cpu device (inputs {cpu})" if cpu else "multiple devices")
         if graph in self.skipped:
             return call()
-        from torch._inductor.cudagraph_trees import CUDAGraphTreeManager
+        from torch._inductor.cudagraph_trees import CUDAGraphTreeManager  # deferred: compiled runs only (note above WARMUP)
 
         tree = self.trees.setdefault(devices.pop() if devices else current, GraphTree())
         phase = tree.begin(graph, CUDAGraphTreeManager.get_curr_generation(), CUDAGraphTreeManager.user_invoked_mark_step())

@@ -20,7 +20,10 @@ With `SIMCUDA_RUNNER_GPUS=N` in the environment the whole session runs on the si
 (runner.py), started before the project's first conftest and said in the header; a refusal in a
 test's phase is a skip naming the feature, as under --simcuda.
 
-Nothing here imports torch until a test runs simulated.
+Nothing here imports torch until a test runs simulated or the environment asks for the runner:
+the modules that import it (runner, runs, allocations, summary) are imported inside the functions
+that use them, each marked "imports torch", since every pytest session of an environment that has
+simcuda installed loads this plugin.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from simcuda.devices import RUNNER_ENV, RunnerConfigError, describe_runner, running
+from simcuda.unsupported import REAL_CUDA_REACHED, log_refusal, reached_real_cuda
 
 if TYPE_CHECKING:
     from simcuda.runs import SimulatedRun
@@ -74,10 +80,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 
 def _start_runner(config: pytest.Config) -> None:
-    from simcuda.runner import RUNNER_ENV, RunnerConfigError, running, start_from_environment  # no torch yet
-
     if not os.environ.get(RUNNER_ENV, "").strip() or running() is not None:
         return
+    from simcuda.runner import start_from_environment  # imports torch
+
     try:
         start_from_environment()
     except RunnerConfigError as error:
@@ -86,8 +92,6 @@ def _start_runner(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    from simcuda.runner import RUNNER_ENV, describe_runner, running
-
     runner = running()
     if runner is None:
         return None
@@ -97,9 +101,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def _install_collection_view(device_text: str) -> list[tuple[Any, str, Any]]:
     """torch.cuda.is_available() True and device_count() as the simulated machine has, while the
     project collects; the simulation's own stand-ins take over inside each test."""
-    import torch
+    import torch  # asked for: --simcuda
 
-    from simcuda.runs import parse_simulated_device
+    from simcuda.runs import parse_simulated_device  # imports torch
 
     try:
         device = parse_simulated_device(device_text)
@@ -143,7 +147,7 @@ def pytest_collection(session: pytest.Session):
 def pytest_unconfigure(config: pytest.Config) -> None:
     _remove_collection_view(config)  # a session that stopped before collecting
     if config.stash.get(_STARTED_RUNNER, False):
-        from simcuda.runner import stop
+        from simcuda.runner import stop  # imports torch: loaded already, the runner ran
 
         stop()
 
@@ -157,7 +161,7 @@ def _remove_collection_view(config: pytest.Config) -> None:
 def start(item: pytest.Item, device: str, foreign: str = "fail") -> SimulatedRun:
     """Open `item`'s simulated run now (from a fixture, or at setup for --simcuda); the plugin
     closes it after the test's teardown and turns what it saw into the test's outcome."""
-    from simcuda.runs import SimulatedRun, parse_simulated_device
+    from simcuda.runs import SimulatedRun, parse_simulated_device  # imports torch
 
     run = SimulatedRun(parse_simulated_device(device), foreign, str(item.path))
     item.stash[_RUN] = run
@@ -224,9 +228,6 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
 @pytest.hookimpl(wrapper=True, trylast=True)  # innermost: other plugins see the outcome it sets
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report: pytest.TestReport = yield
-    from simcuda.runner import running
-    from simcuda.unsupported import REAL_CUDA_REACHED, log_refusal, reached_real_cuda
-
     run = run_of(item) or running()  # a simcuda:N test's own simulation, else the runner's
     if run is None:
         return report
@@ -256,8 +257,8 @@ def pytest_runtest_makereport_outcome(item: pytest.Item, call: pytest.CallInfo):
 
 
 def _judge_foreign_allocations(run: SimulatedRun, report: pytest.TestReport) -> None:
-    from simcuda.allocations import describe
-    from simcuda.runs import FAIL
+    from simcuda.allocations import describe  # imports torch (a simulated test ran: loaded already)
+    from simcuda.runs import FAIL  # imports torch (as above)
 
     run.foreign = run.foreign_allocations()
     if not run.foreign:
@@ -284,7 +285,7 @@ class SimulatedSessionSummary:
                 self.records[report.nodeid] = value
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        from simcuda.summary import summary_document, summary_lines
+        from simcuda.summary import summary_document, summary_lines  # imports torch (via allocations)
 
         document = summary_document(self.records)
         terminalreporter.section("simcuda: the simulated CUDA device")

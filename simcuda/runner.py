@@ -20,83 +20,22 @@ import contextlib
 import os
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import torch
+
+from simcuda.context import simulated_cuda
+from simcuda.devices import MAX_GPUS, PROCESS_RUNNER, SimulatedDeviceProperties, device_properties, running, runner_gpus, visible_gpus
 from simcuda.memory import DeviceMemory
 
 if TYPE_CHECKING:
-    import torch
-
     from simcuda.simulation import Simulation
 
-RUNNER_ENV = "SIMCUDA_RUNNER_GPUS"
-MAX_GPUS = 8
 _PHILOX_STATE = struct.Struct("<Qq")  # CUDA's generator state: seed, offset (16 bytes)
 _SNAPSHOTS_KEPT = 256  # exact restores of states handed out, per device (oldest dropped first)
 # Mixed into a device's seed for its CPU generator: under one seed CUDA's numbers differ from the
 # CPU's, and a test that expects them equal must fail here as it does on a GPU.
 _CUDA_STREAM = 0x5EED_C0DA_0000_0001
-
-
-class RunnerConfigError(ValueError):
-    """SIMCUDA_RUNNER_GPUS holds something other than a GPU count from 1 to 8."""
-
-
-def runner_gpus(environ: Mapping[str, str]) -> int | None:
-    """The simulated runner's GPU count from the environment; None when the variable is unset or
-    empty; a one-line RunnerConfigError for anything but 1 to 8."""
-    text = environ.get(RUNNER_ENV, "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or not 1 <= int(text) <= MAX_GPUS:
-        raise RunnerConfigError(f"{RUNNER_ENV}={text!r}: expected a GPU count from 1 to {MAX_GPUS}")
-    return int(text)
-
-
-def gpu_uuid(physical: int) -> str:
-    """A stable, plainly simulated UUID for the runner's GPU `physical`."""
-    return f"GPU-51cda000-0000-4000-8000-{physical:012d}"
-
-
-def visible_gpus(gpus: int, cuda_visible_devices: str | None) -> list[int]:
-    """The physical GPUs a process sees, in its cuda:N order, as CUDA reads CUDA_VISIBLE_DEVICES:
-    unset means all; entries (indices or UUIDs) are taken up to the first invalid or repeated one."""
-    if cuda_visible_devices is None:
-        return list(range(gpus))
-    by_name = {**{str(index): index for index in range(gpus)}, **{gpu_uuid(index): index for index in range(gpus)}}
-    seen: list[int] = []
-    for entry in cuda_visible_devices.split(","):
-        physical = by_name.get(entry.strip())
-        if physical is None or physical in seen:
-            break
-        seen.append(physical)
-    return seen
-
-
-@dataclass(frozen=True)
-class SimulatedDeviceProperties:
-    """What `torch.cuda.get_device_properties` answers on the runner: an H100's figures (the
-    capability decides library paths: bf16, TF32), under a name no one takes for a real GPU."""
-
-    name: str
-    uuid: str
-    major: int = 9
-    minor: int = 0
-    total_memory: int = 80 * 2**30
-    multi_processor_count: int = 132
-    is_integrated: bool = False
-    is_multi_gpu_board: bool = False
-    warp_size: int = 32
-    max_threads_per_multi_processor: int = 2048
-    L2_cache_size: int = 50 * 2**20
-    pci_bus_id: int = 0
-    pci_device_id: int = 0
-    pci_domain_id: int = 0
-
-
-def device_properties(physical: int) -> SimulatedDeviceProperties:
-    return SimulatedDeviceProperties(name="simcuda simulated GPU (no real GPU)", uuid=gpu_uuid(physical), pci_bus_id=physical)
 
 
 class DeviceGenerators:
@@ -113,8 +52,6 @@ class DeviceGenerators:
         self._snapshots: dict[tuple[int, bytes], torch.Tensor] = {}
 
     def manual_seed(self, index: int, seed: int) -> None:
-        import torch
-
         seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF
         self._seed[index], self._offset[index] = seed, 0
         self._cpu_state[index] = torch.Generator().manual_seed(seed ^ _CUDA_STREAM).get_state()
@@ -132,8 +69,6 @@ class DeviceGenerators:
     @contextlib.contextmanager
     def drawing(self, index: int):  # noqa: ANN201 - a generator context manager
         """Run a random op on cuda:`index`: the CPU generator holds the device's state meanwhile."""
-        import torch
-
         self.initial_seed(index)
         cpu = torch.default_generator.get_state()
         torch.default_generator.set_state(self._cpu_state[index])
@@ -145,8 +80,6 @@ class DeviceGenerators:
             torch.default_generator.set_state(cpu)
 
     def get_state(self, index: int) -> torch.Tensor:
-        import torch
-
         self.initial_seed(index)
         packed = _PHILOX_STATE.pack(self._seed[index], self._offset[index])
         self._snapshots[(index, packed)] = self._cpu_state[index].clone()
@@ -155,8 +88,6 @@ class DeviceGenerators:
         return torch.frombuffer(bytearray(packed), dtype=torch.uint8)
 
     def set_state(self, index: int, state: torch.Tensor) -> None:
-        import torch
-
         if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 or state.numel() != _PHILOX_STATE.size:
             raise RuntimeError("RNG state is wrong size")  # CUDAGeneratorImpl::set_state's text
         packed = bytes(state.contiguous().tolist())
@@ -205,8 +136,6 @@ class Runner:
         return device_properties(self.visible[index])
 
     def open(self) -> Runner:
-        from simcuda.simulation import simulated_cuda
-
         self.simulation = self._context.enter_context(simulated_cuda(self.device_count, runner=self))
         return self
 
@@ -221,30 +150,17 @@ class Runner:
         return refusals
 
 
-_PROCESS: list[Runner] = []  # the runner of this process, once started
-
-
-def running() -> Runner | None:
-    """This process's simulated runner, or None on a real machine."""
-    return _PROCESS[0] if _PROCESS else None
-
-
 def start_from_environment(environ: Mapping[str, str] = os.environ) -> Runner | None:
     """Start the runner SIMCUDA_RUNNER_GPUS asks for (once per process); None when it asks none.
     A process that is not a pytest session calls this before its first torch.cuda question."""
     gpus = runner_gpus(environ)
-    if gpus is None or _PROCESS:
+    if gpus is None or PROCESS_RUNNER:
         return running()
-    _PROCESS.append(Runner(gpus, environ).open())
-    return _PROCESS[0]
+    PROCESS_RUNNER.append(Runner(gpus, environ).open())
+    return PROCESS_RUNNER[0]
 
 
 def stop() -> None:
     """End this process's runner (pytest's unconfigure): torch as it was before."""
-    while _PROCESS:
-        _PROCESS.pop().close()
-
-
-def describe_runner(runner: Runner) -> str:
-    """For titles and reports: what ran, and that no GPU did."""
-    return f"simulated {runner.gpus}-GPU runner: no real GPU"
+    while PROCESS_RUNNER:
+        PROCESS_RUNNER.pop().close()

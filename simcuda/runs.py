@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import torch
 
 from simcuda.allocations import Allocation
-from simcuda.simulation import Simulation, simulated_cuda
+from simcuda.context import simulated_cuda
+from simcuda.simulation import Simulation
 
 FAIL = "fail"  # an allocation on a device the test never asked for fails the test
 REPORT = "report"  # ... is reported in the summary only

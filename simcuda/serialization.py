@@ -19,41 +19,16 @@ from typing import Any
 
 import torch
 
-_MAP_LOCATION: list[Any] = []  # the map_location of the torch.load calls in progress
+from simcuda.tensor import MAP_LOCATIONS, SimulatedTensor, current_simulation, load_target, rebuild_simulated
 
-
-def _target(device: str, location: Any = None) -> str:
-    location = location if location is not None else _MAP_LOCATION[-1] if _MAP_LOCATION else None
-    if isinstance(location, dict):
-        return str(location.get(device, device))
-    if isinstance(location, (str, torch.device)):
-        return str(location)
-    return device
-
-
-def rebuild_simulated(elem: torch.Tensor, device: str, requires_grad: bool) -> torch.Tensor:
-    from simcuda.simulation import current_simulation
-    from simcuda.tensor import SimulatedTensor
-
-    target = torch.device(_target(device))
-    if target.type != "cuda":
-        return elem.to(target).requires_grad_(requires_grad)
-    simulation = current_simulation()
-    if simulation is None:  # torch's own refusal on a machine without CUDA
-        raise RuntimeError(
-            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
-            "If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') "
-            "to map your storages to the CPU."
-        )
-    return SimulatedTensor(elem, simulation.normalize(target)).requires_grad_(requires_grad)
+# Saved files name the function that rebuilds a simulated tensor; simcuda 0.2.5 and earlier named
+# it here: both names are safe globals, so those files load too.
+_REBUILD_NAMES = ["simcuda.tensor.rebuild_simulated", "simcuda.serialization.rebuild_simulated"]
 
 
 def _placed(loaded: Any, targets: dict[int, torch.device]) -> Any:
     """The loaded object with each plain tensor whose storage was bound for a CUDA device shown
     on that simulated device (tensors inside dicts, lists and tuples; other objects as loaded)."""
-    from simcuda.simulation import current_simulation
-    from simcuda.tensor import SimulatedTensor
-
     if isinstance(loaded, torch.Tensor) and not isinstance(loaded, SimulatedTensor):
         target = targets.get(loaded.untyped_storage().data_ptr())
         if target is None:
@@ -85,19 +60,19 @@ def simulated_load(original: Callable[..., Any]) -> Callable[..., Any]:
         targets: dict[int, torch.device] = {}
 
         def to_cpu(storage: Any, saved: str) -> Any:
-            target = _target(saved, location)
+            target = load_target(saved, location)
             if torch.device(target).type != "cuda":
                 return torch.serialization.default_restore_location(storage, target)
             targets[storage.data_ptr()] = torch.device(target)
             return storage
 
-        _MAP_LOCATION.append(location)
+        MAP_LOCATIONS.append(location)
         try:
             if location is not None and not callable(location):
                 call.arguments["map_location"] = to_cpu
             loaded = original(*call.args, **call.kwargs)
         finally:
-            _MAP_LOCATION.pop()
+            MAP_LOCATIONS.pop()
         return _placed(loaded, targets) if targets else loaded
 
     return load
@@ -105,6 +80,6 @@ def simulated_load(original: Callable[..., Any]) -> Callable[..., Any]:
 
 @contextlib.contextmanager
 def loadable() -> Iterator[None]:
-    """rebuild_simulated is a safe global for torch.load while the block runs."""
-    with torch.serialization.safe_globals([rebuild_simulated]):
+    """rebuild_simulated is a safe global for torch.load while the block runs, by either name."""
+    with torch.serialization.safe_globals([(rebuild_simulated, name) for name in _REBUILD_NAMES]):
         yield

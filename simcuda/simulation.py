@@ -1,29 +1,23 @@
-"""One `simulated_cuda()` context: its state (device count, current device, allocation log,
-refusals) and the context manager that swaps the simulation in and everything back out."""
+"""One `simulated_cuda()` context's state: device count, current device, allocation log,
+refusals, its streams and CUDA-graph trees. The context manager that opens one is context.py."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING
 
 import torch
-from torch.utils._python_dispatch import _disable_current_modes
 
 from simcuda import rules
 from simcuda.allocations import Allocation, Noted, as_allocation, foreign, note, text_of
-from simcuda.graphs import GraphTrees, mark_step_restored
-from simcuda.pinning import simulated_pinning
+from simcuda.graphs import GraphTrees
 from simcuda.streams import StreamTable
-from simcuda.tensor import OPEN_SIMULATIONS
-from simcuda.unsupported import refusals_logged_to
 
 if TYPE_CHECKING:
     from simcuda.runner import Runner
 
-DEFAULT_DEVICE_COUNT = 2
 _SERIALS = itertools.count(1)
 
 
@@ -136,49 +130,3 @@ class Simulation:
             left_out = ", ".join(sorted(self._unlogged - allowed))
             raise ValueError(f"this simulation does not log allocations on {left_out} (log_only_outside): allow them to ask")
         return foreign(self._noted[since:], allowed)
-
-
-def current_simulation() -> Simulation | None:
-    """The innermost `simulated_cuda()` context open now, or None."""
-    return OPEN_SIMULATIONS[-1] if OPEN_SIMULATIONS else None
-
-
-@contextlib.contextmanager
-def enclosing_modes_suspended() -> Iterator[None]:
-    """A simulation opened inside another (a simcuda:N test under the runner) runs as one runs
-    beside real CUDA: the enclosing one's modes are off the stacks until it ends, and the
-    enclosing one's tensors are real CUDA tensors to it (dispatch.py)."""
-    if not OPEN_SIMULATIONS:
-        yield
-        return
-    functions = [torch._C._pop_torch_function_stack() for _ in range(torch._C._len_torch_function_stack())]
-    try:
-        with _disable_current_modes():
-            yield
-    finally:
-        for mode in reversed(functions):
-            torch._C._push_on_torch_function_stack(mode)
-
-
-@contextlib.contextmanager
-def simulated_cuda(device_count: int | Callable[[], int] = DEFAULT_DEVICE_COUNT, runner: Runner | None = None) -> Iterator[Simulation]:
-    """Simulate `device_count` CUDA devices in this thread until the block ends (`runner`: the
-    process's simulated runner, runner.py, whose simulation this is)."""
-    from simcuda.dispatch import SimulatedDispatch
-    from simcuda.functions import SimulatedFunctions
-    from simcuda.stand_ins import swapped
-
-    # No C++ device guard is ever opened for a simulated tensor (indexing.py, tensor.py), so the
-    # real CUDA guard, in force on every machine with a GPU, is never reached: nothing here may
-    # rely on torch._C._ensureCUDADeviceGuardSet(), a no-op wherever a GPU is visible.
-    sim = Simulation(device_count, runner)
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(enclosing_modes_suspended())
-        OPEN_SIMULATIONS.append(sim)
-        stack.callback(OPEN_SIMULATIONS.remove, sim)
-        stack.enter_context(refusals_logged_to(sim.refusals))
-        stack.enter_context(mark_step_restored())
-        sim.streams.pinned = stack.enter_context(simulated_pinning())
-        for context in (swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim)):
-            stack.enter_context(context)
-        yield sim

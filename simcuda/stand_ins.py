@@ -17,8 +17,8 @@ import torch
 from torch.utils._pytree import tree_leaves, tree_map
 
 from simcuda.allocations import caller_summary
+from simcuda.devices import device_properties
 from simcuda.graphs import simulated_compile
-from simcuda.runner import device_properties
 from simcuda.serialization import loadable, simulated_load
 from simcuda.streams import SimulatedEvent, SimulatedStream
 from simcuda.tensor import is_simulated, real_cpu, stood_for, wrap

@@ -136,6 +136,22 @@ def test_save_and_load_round_trip_with_map_location() -> None:
         assert not is_simulated(on_cpu) and torch.equal(on_cpu, real_cpu(x))
 
 
+@pytest.mark.parametrize("weights_only", [True, False])
+def test_a_file_saved_by_simcuda_0_2_5_loads(weights_only: bool) -> None:
+    """simcuda 0.2.5 and earlier saved a simulated tensor as a call of
+    `simcuda.serialization.rebuild_simulated` (now `simcuda.tensor.rebuild_simulated`): such a
+    file loads, by torch's weights-only unpickler and by plain pickle alike."""
+    with simulated_cuda(2):
+        x = torch.rand(3, device=DEVICE)
+        buffer = io.BytesIO()
+        torch.save(x, buffer, _use_new_zipfile_serialization=False)  # a plain pickle stream: its names readable
+        saved = buffer.getvalue()
+        assert b"simcuda.tensor\nrebuild_simulated\n" in saved
+        old = saved.replace(b"simcuda.tensor\nrebuild_simulated\n", b"simcuda.serialization\nrebuild_simulated\n")
+        back = torch.load(io.BytesIO(old), weights_only=weights_only)
+        assert is_simulated(back) and back.device == DEVICE and torch.equal(real_cpu(back), real_cpu(x))
+
+
 def test_module_to_with_keywords_and_deepcopy() -> None:
     """`Module.to(device=..., dtype=...)` (parsed by `_parse_to`, which makes no tensor) and
     `copy.deepcopy` of a module and a tensor on the simulated device."""

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from simcuda import SimulationUnsupported, simulated_cuda
-from simcuda.runner import RunnerConfigError, Runner, gpu_uuid, runner_gpus, visible_gpus
+from simcuda.devices import RunnerConfigError, gpu_uuid, runner_gpus, visible_gpus
+from simcuda.runner import Runner
 
 
 @pytest.mark.parametrize(("value", "gpus"), [(None, None), ("", None), (" ", None), ("1", 1), ("2", 2), ("8", 8)])

@@ -18,7 +18,7 @@ import torch
 
 from simcuda import simulated_cuda
 from simcuda.ordering import StreamRace
-from simcuda.runner import RUNNER_ENV
+from simcuda.devices import RUNNER_ENV
 from tests.stream_race_shapes import SHAPES
 
 REPOSITORY = Path(__file__).resolve().parents[1]

@@ -1,0 +1,63 @@
+"""`simulated_cuda()`: the context manager that opens a simulation, wiring its state
+(simulation.py) to the modes that carry it out (dispatch.py, functions.py) and the stand-ins
+for `torch.cuda` (stand_ins.py), and swapping everything back out at its end."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+
+from simcuda.dispatch import SimulatedDispatch
+from simcuda.functions import SimulatedFunctions
+from simcuda.graphs import mark_step_restored
+from simcuda.pinning import simulated_pinning
+from simcuda.simulation import Simulation
+from simcuda.stand_ins import swapped
+from simcuda.tensor import OPEN_SIMULATIONS
+from simcuda.unsupported import refusals_logged_to
+
+if TYPE_CHECKING:
+    from simcuda.runner import Runner
+
+DEFAULT_DEVICE_COUNT = 2
+
+
+@contextlib.contextmanager
+def enclosing_modes_suspended() -> Iterator[None]:
+    """A simulation opened inside another (a simcuda:N test under the runner) runs as one runs
+    beside real CUDA: the enclosing one's modes are off the stacks until it ends, and the
+    enclosing one's tensors are real CUDA tensors to it (dispatch.py)."""
+    if not OPEN_SIMULATIONS:
+        yield
+        return
+    functions = [torch._C._pop_torch_function_stack() for _ in range(torch._C._len_torch_function_stack())]
+    try:
+        with _disable_current_modes():
+            yield
+    finally:
+        for mode in reversed(functions):
+            torch._C._push_on_torch_function_stack(mode)
+
+
+@contextlib.contextmanager
+def simulated_cuda(device_count: int | Callable[[], int] = DEFAULT_DEVICE_COUNT, runner: Runner | None = None) -> Iterator[Simulation]:
+    """Simulate `device_count` CUDA devices in this thread until the block ends (`runner`: the
+    process's simulated runner, runner.py, whose simulation this is)."""
+    # No C++ device guard is ever opened for a simulated tensor (indexing.py, tensor.py), so the
+    # real CUDA guard, in force on every machine with a GPU, is never reached: nothing here may
+    # rely on torch._C._ensureCUDADeviceGuardSet(), a no-op wherever a GPU is visible.
+    sim = Simulation(device_count, runner)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(enclosing_modes_suspended())
+        OPEN_SIMULATIONS.append(sim)
+        stack.callback(OPEN_SIMULATIONS.remove, sim)
+        stack.enter_context(refusals_logged_to(sim.refusals))
+        stack.enter_context(mark_step_restored())
+        sim.streams.pinned = stack.enter_context(simulated_pinning())
+        for context in (swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim)):
+            stack.enter_context(context)
+        yield sim
