@@ -1,5 +1,5 @@
 """Calibration of the oracles' numeric tolerances: the worst result a correct run gives, as a
-fraction of each threshold (1.0 = exactly at it). tests/test_oracle_thresholds.py pins each
+fraction of each threshold (1.0 = exactly at it). tests/faults/test_oracle_thresholds.py pins each
 threshold from both sides with these figures.
 
     python bench/oracle_calibration.py

@@ -1,9 +1,10 @@
 """Self-tests of the harness. `pytester` runs small pytest sessions with the harness plugins;
-tests/plugin_fault_matrix.py adds the `catches` marker and prints the fault x oracle matrix."""
+tests/helpers/plugin_fault_matrix.py adds the `catches` marker and prints the fault x oracle matrix."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from conftest import pytest_plugins as HARNESS_PLUGINS
 from reports.run.plugin_results import SELF_TEST_ENV
 
-pytest_plugins = ["pytester", "tests.plugin_fault_matrix"]
+pytest_plugins = ["pytester", "tests.helpers.plugin_fault_matrix"]
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,9 +53,31 @@ LONGEST_FIRST = (
 )
 
 
+# `pytest tests -m quick`: what a new bug's four parts can break (CONTRIBUTING.md), in under a
+# minute: the registry's checks, the guarded imports, the matrix and threshold scans, the kornia
+# suites' shared device oracle, and every bug's own fault test (faults/test_fault_<package>_<number>.py).
+QUICK = (
+    "registry/test_registry.py", "registry/test_suite_imports_guarded.py", "registry/test_verdicts.py",
+    "faults/test_fault_matrix.py", "faults/test_oracle_thresholds.py", "faults/test_fault_device_oracle.py",
+)
+BUG_FAULT_TEST = re.compile(r"faults/test_fault_[a-z0-9]+_[0-9]+\.py")
+
+
+def is_quick(path: Path) -> bool:
+    relative = path.relative_to(TESTS).as_posix()
+    return relative in QUICK or BUG_FAULT_TEST.fullmatch(relative) is not None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "quick: the contributor's quick subset (`pytest tests -m quick`, tests/README.md)")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: position for position, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's own order kept
+    for item in items:
+        if is_quick(item.path):
+            item.add_marker(pytest.mark.quick)
 
 
 def load_script(path: Path) -> ModuleType:

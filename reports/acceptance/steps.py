@@ -15,14 +15,14 @@ from pathlib import Path
 
 from reports import REPOSITORY
 
-# The two steps' selections; tests/test_report_workflow.py checks the workflow uses the same.
+# The two steps' selections; tests/runner/test_report_workflow.py checks the workflow uses the same.
 PARALLEL_MARKERS = "not min_cuda_devices and not isolated_on_gpu"
 SERIAL_MARKERS = "min_cuda_devices or isolated_on_gpu"
 OBSERVED_ROOT = REPOSITORY / "reports" / "observed"
 REHEARSAL_ROOT = REPOSITORY / "reports" / "out" / "acceptance-rehearsal"
 DEFAULT_RACE_BUDGET = "2000,300s"
 # What the simulated device's stream rules claim, checked against the real GPU's (simcuda/README.md).
-CONFORMANCE_TESTS = "tests/test_stream_shapes_on_a_real_gpu.py"
+CONFORMANCE_TESTS = "tests/simcuda/test_stream_shapes_on_a_real_gpu.py"
 CONFORMANCE = "conformance"
 # CUDA_LAUNCH_BLOCKING serializes every launch, so the racy twins compute right values; torch reads
 # PYTORCH_NO_CUDA_MEMORY_CACHING as set whatever its value, and without the caching allocator the

@@ -1,0 +1,127 @@
+"""The Cosmic Ray mutation benchmark (bench/README.md): its configs mutate exactly mutmut's
+`only_mutate` files and name tests that exist; its operators make the mutations they promise; its
+score script counts what it should."""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
+SESSIONS = tomllib.loads((ROOT / "bench" / "cosmic-ray" / "sessions.toml").read_text(encoding="utf-8"))
+
+
+def test_the_sessions_mutate_exactly_the_mutmut_only_mutate_files():
+    only_mutate = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]["only_mutate"]
+    assert sorted(SESSIONS["tests"]) == sorted(only_mutate)
+
+
+@pytest.mark.parametrize("module", sorted(SESSIONS["tests"]))
+def test_each_session_runs_existing_tests_stopping_at_the_first_failure(module):
+    tests = SESSIONS["tests"][module]
+    assert tests and all((ROOT / path).exists() for path in tests), tests
+    assert "-x" in SESSIONS["cosmic-ray"]["pytest-options"]
+
+
+def test_a_session_config_runs_the_files_tests_with_only_the_oracle_operators():
+    runner = load_script(ROOT / "bench" / "mutation_cosmic_ray.py")
+    module = "simcuda/rules.py"
+    config = runner.session_config(module, SESSIONS["tests"][module], SESSIONS["cosmic-ray"])
+    assert config["module-path"] == module
+    assert shlex.split(config["test-command"])[-len(SESSIONS["tests"][module]):] == SESSIONS["tests"][module]
+    assert config["filters"]["operators-filter"]["exclude-operators"] == ["core/.*"]
+    assert config["distributor"] == {"name": "http", "http": {"worker-urls": SESSIONS["cosmic-ray"]["worker-urls"]}}
+    assert runner.session_name(module) == "simcuda.rules"
+
+
+def test_a_session_config_reads_back_through_cosmic_ray():
+    pytest.importorskip("cosmic_ray", reason="Cosmic Ray is not installed (pip install -e '.[mutation]')")
+    from cosmic_ray.config import deserialize_config, serialize_config
+
+    runner = load_script(ROOT / "bench" / "mutation_cosmic_ray.py")
+    config = runner.session_config("simcuda/rules.py", ["tests/a b.py"], {**SESSIONS["cosmic-ray"], "pytest-options": ["-k", 'x and "y"']})
+    read = deserialize_config(serialize_config(config))
+    assert (read.test_command, read.distributor_name, read.timeout) == (config["test-command"], "http", 300.0)
+
+
+def test_the_runner_waits_for_workers_and_says_which_one_never_answered():
+    runner = load_script(ROOT / "bench" / "mutation_cosmic_ray.py")
+    with socket.create_server(("localhost", 0)) as server:
+        url = f"http://localhost:{server.getsockname()[1]}"
+        runner.wait_for_workers([url], seconds=5)
+    with pytest.raises(SystemExit, match=rf"^no Cosmic Ray worker answers at {url} after 0 s$"):
+        runner.wait_for_workers([url], seconds=0.2)
+
+
+def test_equivalents_are_keyed_by_files_the_sessions_mutate():
+    equivalents = tomllib.loads((ROOT / "bench" / "cosmic-ray" / "equivalents.toml").read_text(encoding="utf-8"))
+    assert set(equivalents) <= set(SESSIONS["tests"])
+    assert all(reason.strip() for table in equivalents.values() for reason in table.values())
+
+
+@pytest.fixture(scope="module")
+def scores():
+    return load_script(ROOT / "bench" / "mutation_scores.py")
+
+
+def test_scores_set_aside_listed_equivalents_and_count_every_other_survivor(scores):
+    def mutant(outcome, line):
+        return scores.Mutant("a.py", "ScaleNumber", line, outcome, f"+++ b/a.py\n+{line}")
+
+    mutants = [mutant("killed", "x = 40"), mutant("survived", "y = 0.1"), mutant("survived", "z = 30"), mutant("incompetent", "w = 2")]
+    equivalents = {"a.py": {"ScaleNumber: y = 0.1": "a log line's width"}}
+    assert scores.score_rows(mutants, equivalents) == [("a.py", 2, 3, 1)]
+    assert [m.line for m in scores.gaps(mutants, equivalents)] == ["z = 30"]
+    assert scores.mutated_line("--- a/a.py\n+++ b/a.py\n-x = 4\n+x = 40\n") == "x = 40"
+
+
+def test_scores_refuse_a_missing_session_in_one_line(scores, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        scores.main([str(tmp_path / "nothing.sqlite")])
+    assert exit_info.value.code == 2
+    assert "no Cosmic Ray session at" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def operators():
+    pytest.importorskip("cosmic_ray", reason="Cosmic Ray is not installed (pip install -e '.[mutation]')")
+    return load_script(ROOT / "bench" / "mutation_operators" / "oracle_mutation_operators.py")
+
+
+@pytest.mark.parametrize("name", ["ScaleNumber", "ReplaceComparedOperand"])
+def test_operator_examples_mutate_as_documented(operators, name):
+    from cosmic_ray.mutating import mutate_code
+
+    operator = operators.OperatorProvider()[name]
+    for example in operator.examples():
+        assert mutate_code(example.pre_mutation_code, operator(), example.occurrence) == example.post_mutation_code
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("ScaleNumber", "x = 0"),  # zero scaled is zero: an equivalent mutant nobody needs
+        ("ScaleNumber", "x = 0x10"),
+        ("ReplaceComparedOperand", "x = max(a, b)"),  # not a comparison
+        ("ReplaceComparedOperand", "x = torch.equal(a)"),  # one operand only
+        ("ReplaceComparedOperand", "x = torch.allclose(a, other=b)"),  # the second is a keyword
+    ],
+)
+def test_operators_leave_what_they_cannot_meaningfully_change(operators, name, code):
+    from cosmic_ray.mutating import mutate_code
+
+    assert mutate_code(code, operators.OperatorProvider()[name](), 0) is None
+
+
+def test_the_operators_are_registered_where_cosmic_ray_looks(operators):
+    import cosmic_ray.plugins
+
+    if "oracle" not in cosmic_ray.plugins.OPERATOR_PROVIDERS:
+        pytest.skip("bench/mutation_operators is not installed (pip install -e bench/mutation_operators)")
+    assert {"oracle/ScaleNumber", "oracle/ReplaceComparedOperand"} <= set(cosmic_ray.plugins.operator_names())

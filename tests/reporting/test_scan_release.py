@@ -1,0 +1,147 @@
+"""python -m reports scan end to end: two real kornia releases installed from PyPI (needs network)
+into a temporary cache, each run by a fresh pytest, checked against the registry."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from reports.__main__ import main
+from fixtures.known_bugs.registry import DEFAULT_REGISTRY, load_registry
+from reports.scan.run import (
+    ReleaseRun, ScanError, bug_scans, environment_requirements, package_policy, release_verdicts, scan, selected_bugs, summary_lines,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+# Only the suite's folder is collected: the scan's own speed, not the sweeps', is under test.
+SUITE = ["--", "suites/kornia_2791_planckian_jitter"]
+
+
+def pypi_reachable() -> bool:
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+needs_pypi = pytest.mark.skipif(not pypi_reachable(), reason="pypi.org:443 unreachable: the scan installs releases from PyPI")
+
+
+@needs_pypi
+def test_two_kornia_releases_agree_with_the_registry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, cache = tmp_path / "scan", tmp_path / "cache"
+    status = main(["scan", "kornia", "0.7.2", "0.7.1", "--bug", "kornia-2791", "--out", str(out), "--cache", str(cache), *SUITE])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    progress = [line for line in printed.splitlines() if line.startswith("kornia 0.7.")]
+    assert [line.split(":")[0] for line in progress] == ["kornia 0.7.1", "kornia 0.7.2"]  # oldest first, one line each
+    assert "kornia-2791 reproduced" in progress[0] and "kornia-2791 fixed" in progress[1]
+    assert all("installed" in line for line in progress)
+    document = json.loads((out / "scan.json").read_text(encoding="utf-8"))
+    (bug,) = document["bugs"]
+    assert [(cell["release"], cell["verdict"], cell["registry_affected"]) for cell in bug["row"]] == [
+        ("0.7.1", "reproduced", True), ("0.7.2", "fixed", False),
+    ]
+    assert bug["measured"] == {"first_affected": "0.7.1", "first_fixed": "0.7.2", "windows": [{"first_affected": "0.7.1", "first_fixed": "0.7.2"}]}
+    assert bug["disagreements"] == [] and document["exit_status"] == 0
+    for release in ("0.7.1", "0.7.2"):  # the run saw the scanned release, not the environment's kornia
+        results = json.loads((out / f"kornia-{release}" / "results.json").read_text(encoding="utf-8"))
+        assert {record["installed"] for record in results["verdicts"] if record["package"] == "kornia"} == {release}
+        assert (out / f"kornia-{release}" / "report.html").is_file()
+    page = (out / "scan.html").read_text(encoding="utf-8")
+    assert 'data-release="0.7.1" data-verdict="reproduced"' in page and 'class="scan-tick scan-disagrees"' not in page
+    assert len(list(cache.glob("*/kornia-0.7.*"))) == 2 and not list(cache.glob("*/*.partial"))
+
+
+@needs_pypi
+def test_a_release_pypi_lacks_stops_the_scan_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines: list[str] = []
+    status = scan(
+        "kornia", ["0.0.0"], ["kornia-2791"], out=tmp_path / "scan", cache=tmp_path / "cache",
+        registry_path=DEFAULT_REGISTRY, pytest_args=[], say=lines.append,
+    )
+    error = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert len(error) == 1 and error[0].startswith("error: kornia 0.0.0: install failed:"), error
+    document = json.loads((tmp_path / "scan" / "scan.json").read_text(encoding="utf-8"))
+    assert document["stopped"] == error[0].removeprefix("error: ") and document["releases"] == []
+    assert not list((tmp_path / "cache").rglob("kornia-0.0.0*"))  # a failed install leaves nothing to reuse
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["torchvision", "0.21.0"], "scan torch releases (each brings its torchvision pair)"),
+        (["numpy", "2.0"], "unknown package 'numpy'"),
+        (["kornia", "0.7.1", "--bug", "sam2-460"], "sam2-460 is not a bug of kornia"),
+        (["torch", "2.6.0", "--bug", "kornia-2791"], "kornia-2791 is not a bug of torch or torchvision"),
+        (["torch", "2.5.1"], "torch 2.5.1: no torchvision release paired with torch 2.5"),
+        (["kornia", "0.7.1", "--bug", "kornia-9999"], "unknown bug id(s) kornia-9999"),
+        (["kornia", "seven"], "'seven' is not a PEP 440 version"),
+        (["kornia", "0.7.1", "--bug-registry=/nonexistent.toml"], "cannot read the bug registry"),
+        (["kornia", "0.7.1", "--out", "/dev/null/scan"], "--out /dev/null/scan: Not a directory"),
+    ],
+)
+def test_bad_input_is_one_line_before_any_install(arguments: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["scan", "--out", str(tmp_path / "scan"), "--cache", str(tmp_path / "cache"), *arguments])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(error) == 1 and message in error[0], error
+    assert not (tmp_path / "cache").exists()
+
+
+def record(installed: str | None, verdict: str = "reproduced") -> dict:
+    return {"bug_id": "kornia-2791", "package": "kornia", "installed": installed, "verdict": verdict}
+
+
+@pytest.mark.parametrize(
+    ("installed", "error"),
+    [
+        ("0.7.1", None),
+        ("0.7.1.0", None),  # the same release, spelt another way
+        ("0.9.0", "the run saw kornia 0.9.0"),  # the environment's kornia won over the scanned folder
+        (None, "the run saw kornia (not installed)"),
+        ("0.7.1.git-abc", "the run saw kornia '0.7.1.git-abc', which is not a PEP 440 version"),  # a git build
+        ("0.7.1+git.abc", "the run saw kornia 0.7.1+git.abc"),  # a local build of it is another build
+    ],
+)
+def test_a_run_must_see_the_release_it_scans(installed: str | None, error: str | None) -> None:
+    bugs = selected_bugs(load_registry(DEFAULT_REGISTRY), "kornia", ["kornia-2791"])
+    document = {"verdicts": [record(installed)]}
+    if error is None:
+        assert release_verdicts(document, "kornia", "0.7.1", bugs) == {"kornia-2791": "reproduced"}
+    else:
+        with pytest.raises(ScanError, match=re.escape(error)):
+            release_verdicts(document, "kornia", "0.7.1", bugs)
+
+
+# torch releases: each in an environment of its own, with its torchvision pair.
+
+def test_a_torch_release_brings_its_torchvision_pair_and_setuptools() -> None:
+    policy = package_policy("torch")
+    assert policy.refusal is None and set(policy.pairs) == {"torchvision"}
+    assert environment_requirements("torch", "2.6.0", policy.pairs) == ["torch==2.6.0", "torchvision==0.21.*", "setuptools"]
+    assert environment_requirements("torch", "2.10.1", policy.pairs) == ["torch==2.10.1", "torchvision==0.25.*", "setuptools"]
+    assert package_policy("kornia").pairs is None  # a folder over the environment's torch
+
+
+def test_a_torch_scan_judges_torchvision_bugs_by_the_torchvision_each_environment_held() -> None:
+    registry = load_registry(DEFAULT_REGISTRY)
+    assert [bug.id for bug in selected_bugs(registry, "torch", [], ("torchvision",))] == [
+        bug.id for bug in registry.values() if bug.package in ("torch", "torchvision")
+    ]
+    bug = registry["torchvision-8855"]
+    runs = [
+        ReleaseRun("2.6.0", {bug.id: "reproduced"}, True, 1.0, 1.0, 0, {bug.id: "0.21.0"}),
+        ReleaseRun("2.7.0", {bug.id: "fixed"}, True, 1.0, 1.0, 0, {bug.id: "0.22.0"}),
+    ]
+    (scanned,) = bug_scans([bug], runs)
+    assert scanned.registry_affected == {"2.6.0": True, "2.7.0": False}  # torchvision's range, not torch's
+    assert (scanned.disagreements, scanned.unsettled, scanned.first_affected, scanned.first_fixed) == ((), (), "2.6.0", "2.7.0")
+    assert summary_lines(Path("out"), [scanned])[0].endswith(
+        "registry affected <0.22.0,>=0.16.0, first fixed 0.22.0 (of the release each held: 2.6.0 0.21.0, 2.7.0 0.22.0)"
+    )

@@ -1,0 +1,76 @@
+"""A GPU runner's day on the simulated runner, part two: the GPU workflow's two steps with their
+command lines as written (what tox runs for them: xdist workers pinned one per GPU, then the
+serial step whose isolated tests run in pytest-isolated's children, which must inherit the runner),
+and `python -m reports acceptance` with one GPU and with two (its steps: the workflow's selection
+and options, narrowed with --bug through PYTEST_ADDOPTS, then the conformance step, which is not)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from reports.acceptance.steps import OBSERVED_ROOT
+from tests.helpers.simulated_runner import DECIDED, SELECTED, expected_verdict, failures, run, runner_env
+from tests.runner.test_report_workflow import load_workflow, parallel_and_serial_steps
+
+def workflow_step(words: list[str], gpus: int, report_dir: Path) -> list[str]:
+    """A workflow step's pytest words as tox runs them for the `current` environment: its shared
+    options and GPU count filled in, its reports written under `report_dir` (the checkout stays
+    as it was)."""
+    workflow = load_workflow()
+    values = {"$HARNESS_GPU_OPTIONS": workflow["jobs"]["regression"]["env"]["HARNESS_GPU_OPTIONS"], "$GPU_COUNT": str(gpus)}
+    expanded = [part for word in words for part in (shlex.split(values[word]) if word in values else [word])]
+    kept = [word for word in expanded if not word.startswith("--report-dir=")]
+    return [word.replace("$GPU_COUNT", str(gpus)) for word in kept] + [f"--report-dir={report_dir}"]
+
+
+@pytest.mark.parametrize("gpus", [1, 2])
+def test_both_workflow_steps_on_the_runner(gpus: int, tmp_path: Path) -> None:
+    """torchvision-9606's GPU test is isolated in the serial step: pytest-isolated's child must
+    inherit the runner (without it the child sees no GPU and skips saying so)."""
+    parallel, serial = parallel_and_serial_steps(load_workflow())
+    selected = "--bug kornia-2791 --bug torchvision-9606"
+    for name, words in (("parallel", parallel), ("serial", serial)):
+        step = workflow_step(words, gpus, tmp_path / name)
+        done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *step], runner_env(gpus, PYTEST_ADDOPTS=selected))
+        assert done.returncode == 0, f"{name}: {failures(done)}"
+    parallel_document = json.loads((tmp_path / "parallel" / "results.json").read_text())
+    workers = parallel_document["environment"]["workers"]
+    assert sorted(seen["cuda_visible_devices"] for seen in workers.values()) == [str(index) for index in range(gpus)]  # xdist pinning ran
+    serial_document = json.loads((tmp_path / "serial" / "results.json").read_text())
+    visible = tuple(f"[cuda:{index}" for index in range(gpus))
+    isolated = [test for test in serial_document["tests"] if "torchvision_9606" in test["nodeid"] and any(gpu in test["nodeid"] for gpu in visible)]
+    assert isolated and all("nvJPEG" in test["message"] for test in isolated), [(t["nodeid"], t["message"]) for t in isolated]
+    verdict = next(v for v in serial_document["verdicts"] if v["bug_id"] == "kornia-2791")
+    if gpus == 2:  # its cuda:1 tests decide in the serial step
+        assert verdict["evidence"] == "simulated" and verdict["verdict"] in ("reproduced", "fixed"), verdict
+    else:  # as on a real one-GPU runner: nothing of it is left to the serial step
+        assert verdict["verdict"] == "skipped", verdict
+
+
+@pytest.mark.parametrize("gpus", [1, 2])
+def test_acceptance_on_the_runner_is_kept_outside_reports_observed(gpus: int, tmp_path: Path) -> None:
+    before = sorted(OBSERVED_ROOT.rglob("*"))
+    done = run([sys.executable, "-m", "reports", "acceptance", "--out", str(tmp_path)], runner_env(gpus, PYTEST_ADDOPTS=SELECTED))
+    assert done.returncode == 0, failures(done)
+    (folder,) = tmp_path.iterdir()
+    assert folder.name.endswith("simcuda-simulated-gpu-no-real-gpu" + ("-x2" if gpus == 2 else ""))
+    assert "a rehearsal on the simulated runner, no GPU evidence" in done.stdout
+    for step in ("parallel", "serial"):
+        document = json.loads((folder / step / "results.json").read_text())
+        assert document["environment"]["simulated_runner"] == f"simulated {gpus}-GPU runner: no real GPU"
+        assert all(test["properties"].get("evidence") != "direct" for test in document["tests"])
+    combined = (folder / "summary.txt").read_text().split("[combined]", 1)[1]
+    for bug in DECIDED:
+        assert f"{bug:<17} {expected_verdict(bug):<15}" in combined, combined
+    assert f"{'torchvision-8587':<17} {'inconclusive':<15}" in combined, combined
+    # The conformance step ran its whole file whatever --bug selected: the simulated twins pass,
+    # the real-GPU tests skip naming the runner.
+    conformance = combined.split("[conformance]", 1)[1].splitlines()
+    assert conformance[0].startswith(" exit status 0: ") and " passed, " in conformance[0] and conformance[0].endswith(" skipped"), conformance
+    assert "  skipped: needs a real CUDA GPU: this is the simulated runner (SIMCUDA_RUNNER_GPUS)" in conformance, conformance
+    assert sorted(OBSERVED_ROOT.rglob("*")) == before

@@ -1,0 +1,95 @@
+"""simcuda's layers (simcuda/README.md, "Module map"): `lint-imports` keeps the contract in
+pyproject.toml on this checkout, and breaks it on a copy with an import planted upward, sideways
+or inside a function; every import a simcuda module makes inside a function says why."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SIMCUDA = REPO / "simcuda"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """`lint-imports` with the repository's contract, over the `simcuda` found in `root`."""
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", str(REPO / "pyproject.toml")],
+        cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_the_checkout_keeps_the_layers() -> None:
+    result = lint_imports(REPO)
+    assert result.returncode == 0 and "1 kept, 0 broken" in result.stdout, result.stdout + result.stderr
+
+
+PLANTED = {
+    # a state module importing the wiring above it, as `from package import module`
+    "upward": ("tensor.py", "from simcuda import runner\n", "simcuda.tensor -> simcuda.runner"),
+    # a sibling of the same layer (functions and stand_ins are both L2)
+    "sideways": ("stand_ins.py", "from simcuda.functions import SimulatedFunctions\n", "simcuda.stand_ins -> simcuda.functions"),
+    # the deferred kind that tied the old circle: inside a function, never run at import time
+    "inside a function": (
+        "serialization.py", "def _later():\n    from simcuda.context import simulated_cuda\n", "simcuda.serialization -> simcuda.context",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", PLANTED)
+def test_an_import_against_the_layers_breaks_the_contract(tmp_path: Path, kind: str) -> None:
+    module, planted, arrow = PLANTED[kind]
+    copy = tmp_path / "simcuda"
+    shutil.copytree(SIMCUDA, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / module).open("a", encoding="utf-8") as file:
+        file.write("\n\n" + planted)
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1 and "0 kept, 1 broken" in result.stdout, result.stdout + result.stderr
+    assert arrow in result.stdout
+
+
+def test_a_type_only_import_upward_keeps_the_contract(tmp_path: Path) -> None:
+    """Under TYPE_CHECKING an import names a type for annotations and never runs: allowed."""
+    copy = tmp_path / "simcuda"
+    shutil.copytree(SIMCUDA, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / "rules.py").open("a", encoding="utf-8") as file:
+        file.write("\n\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from simcuda.runner import Runner\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _deferred_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The imports made inside a function body (TYPE_CHECKING blocks sit at module level)."""
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [node for function in functions for node in ast.walk(function) if isinstance(node, (ast.Import, ast.ImportFrom))]
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    unexplained = []
+    for path in sorted(SIMCUDA.glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for node in _deferred_imports(ast.parse("\n".join(lines))):
+            if "#" not in lines[node.lineno - 1]:
+                unexplained.append(f"{path.name}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert not unexplained, "an import inside a function with no comment saying why:\n" + "\n".join(unexplained)
+
+
+def test_a_session_that_asks_nothing_of_simcuda_never_imports_torch(tmp_path: Path) -> None:
+    """The plugin is loaded by every pytest session of an environment that has simcuda; without
+    --simcuda and SIMCUDA_RUNNER_GPUS it reads only torch-free modules (devices, unsupported)."""
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert True\n", encoding="utf-8")
+    probe = (
+        "import sys, pytest; status = pytest.main(['-q', '-p', 'no:cacheprovider']); "
+        "print('simcuda.pytest_plugin' in sys.modules, 'torch' in sys.modules, status)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert result.stdout.split()[-3:] == ["True", "False", "0"], result.stdout + result.stderr  # loaded, no torch, passed

@@ -1,0 +1,125 @@
+"""Every feature the simulated device cannot imitate raises SimulationUnsupported naming it, rather
+than running silently on the CPU (a test meeting it is inconclusive, never a pass)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+import torch
+import torchvision
+
+from simcuda import SimulationUnsupported, simulated_cuda
+
+
+def jpeg_bytes(x: torch.Tensor) -> torch.Tensor:
+    return torchvision.io.encode_jpeg((x[0].cpu() * 255).to(torch.uint8))
+
+
+def in_another_thread(x: torch.Tensor) -> None:
+    """A DataLoader worker thread's factory call: modes are thread-local, so it would reach real CUDA."""
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            torch.zeros(2, device="cuda:1")
+        except BaseException as error:  # noqa: BLE001 - carried back to the test's thread
+            errors.append(error)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    raise errors[0]
+
+
+def spawned_loader(method: str) -> Callable[[torch.Tensor], object]:
+    """A DataLoader whose workers are fresh interpreters: they would reach real CUDA."""
+    return lambda x: next(iter(torch.utils.data.DataLoader(range(2), num_workers=1, multiprocessing_context=method)))
+
+
+FEATURES: dict[str, tuple[Callable[[torch.Tensor], object], str]] = {
+    "CUDAGraph": (lambda x: torch.cuda.CUDAGraph(), "CUDA graphs"),
+    "torch.cuda.graph": (lambda x: torch.cuda.graph(None), "CUDA graphs"),
+    "make_graphed_callables": (lambda x: torch.cuda.make_graphed_callables(torch.sin, (x,)), "CUDA graphs"),
+    "encode_jpeg on cuda": (lambda x: torchvision.io.encode_jpeg((x[0] * 255).to(torch.uint8)), "nvJPEG"),
+    "decode_jpeg on cuda": (lambda x: torchvision.io.decode_jpeg(jpeg_bytes(x), device="cuda"), "nvJPEG"),
+    "factory in another thread": (in_another_thread, "CUDA used from another thread"),
+    "CUDA generator": (lambda x: torch.Generator(device="cuda"), "torch.Generator"),
+    "growing a tensor in place": (lambda x: x.flatten().resize_(10_000), "growing a simulated tensor"),
+    "event timing": (lambda x: torch.cuda.Event(enable_timing=True).elapsed_time(torch.cuda.Event()), "event timing"),
+    "spawned DataLoader workers": (spawned_loader("spawn"), "a process started with spawn"),
+    "forkserver DataLoader workers": (spawned_loader("forkserver"), "a process started with forkserver"),
+}
+
+
+@pytest.mark.parametrize(("call", "named"), FEATURES.values(), ids=FEATURES.keys())
+def test_unsupported_feature_is_refused_by_name(call: Callable[[torch.Tensor], object], named: str) -> None:
+    with simulated_cuda():
+        x = torch.rand(1, 3, 16, 16, device="cuda:1")
+        with pytest.raises(SimulationUnsupported, match=named):
+            call(x)
+
+
+def test_a_compiled_function_made_before_the_context_is_refused() -> None:
+    """Dynamo would skip every frame under the dispatch mode and run eagerly without a word; one
+    compiled inside the simulation runs there (tests/simcuda/test_simcuda_graphs.py)."""
+    compiled = torch.compile(torch.sin, backend="eager")
+    compiled(torch.zeros(1))  # Dynamo imported and the function compiled outside
+    with simulated_cuda(), pytest.raises(SimulationUnsupported, match="compiled before the simulation started"):
+        compiled(torch.zeros(1, device="cuda:1"))
+
+
+def test_supported_neighbours_still_run() -> None:
+    """The refusals are narrow: autograd (tests/simcuda/test_simcuda_autograd.py), streams, events, CPU generators run."""
+    with simulated_cuda():
+        x = torch.rand(3, device="cuda:1", requires_grad=True)
+        assert (x * 2).requires_grad
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            torch.cuda.current_stream().synchronize()
+        torch.cuda.Event().record()
+        torch.cuda.synchronize()
+        assert isinstance(torch.Generator(), torch.Generator)
+        assert torch.rand(2, generator=torch.Generator().manual_seed(0)).shape == (2,)
+
+
+# torchvision's nms has a CUDA kernel that takes float16 and a CPU kernel that does not: on the
+# simulated device the CPU kernel's dtype error would be a false alarm, so it is a refusal naming
+# the op and the dtype. Its twins: float32 runs as on the CPU, and an op with no CUDA kernel at
+# all still fails with the CPU kernel's error (a real GPU fails on it too).
+BOXES = torch.tensor([[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [2.0, 2.0, 3.0, 3.0]])
+SCORES = torch.tensor([0.9, 0.5, 0.7])
+
+
+def test_a_dtype_only_the_cuda_kernel_has_is_refused_naming_op_and_dtype() -> None:
+    with simulated_cuda(2), pytest.raises(SimulationUnsupported, match=r"torchvision::nms.*Half"):
+        torchvision.ops.nms(BOXES.half().to("cuda:1"), SCORES.half().to("cuda:1"), 0.5)
+
+
+def test_the_same_op_in_a_dtype_both_kernels_have_runs_as_on_the_cpu() -> None:
+    expected = torchvision.ops.nms(BOXES, SCORES, 0.5)
+    with simulated_cuda(2):
+        kept = torchvision.ops.nms(BOXES.to("cuda:1"), SCORES.to("cuda:1"), 0.5)
+        assert kept.device == torch.device("cuda:1") and torch.equal(kept.cpu(), expected)
+
+
+def test_a_cpu_dtype_error_of_an_op_without_a_cuda_kernel_still_fails() -> None:
+    with torch.library._scoped_library("simcuda_test", "FRAGMENT") as library:
+        library.define("halfless(Tensor x) -> Tensor")
+
+        def cpu_kernel(x: torch.Tensor) -> torch.Tensor:
+            if x.dtype == torch.half:
+                raise RuntimeError("\"halfless\" not implemented for 'Half'")
+            return x.clone()
+
+        library.impl("halfless", cpu_kernel, "CPU")
+        with simulated_cuda(2), pytest.raises(RuntimeError, match="not implemented for 'Half'"):
+            torch.ops.simcuda_test.halfless(torch.ones(2, dtype=torch.half, device="cuda:1"))
+
+
+def test_a_cuda_entry_point_without_a_stand_in_is_refused_by_its_name() -> None:
+    """A torch.cuda function that starts CUDA and has no stand-in (peer access: a fact of the real
+    GPUs' topology) is refused naming that function, not only "a CUDA entry point"."""
+    with simulated_cuda(2), pytest.raises(SimulationUnsupported, match=r"torch\.cuda\.can_device_access_peer"):
+        torch.cuda.can_device_access_peer(0, 1)
