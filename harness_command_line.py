@@ -32,7 +32,9 @@ from _pytest.config.findpaths import determine_setup, locate_config
 DISTRIBUTION = "gpu-regression-harness"
 # What pytest's Config holds of its configuration file (pytest 8.0 to 9.2): checked before any
 # is touched, so a pytest that keeps them elsewhere gets a one-line error, never a half-repair.
-_CONFIG_ATTRIBUTES = ("_rootpath", "_inipath", "_inicfg", "_inicache", "_ignored_config_files", "_validate_args", "_checkversion", "_configure_python_path")
+_CONFIG_ATTRIBUTES = (
+    "_rootpath", "_inipath", "_inicfg", "_inicache", "_ignored_config_files", "_validate_args", "_checkversion", "_configure_python_path",
+)
 
 
 def values_taken_for_paths(args: Sequence[str], positional: Sequence[str], known: set[str]) -> list[str]:

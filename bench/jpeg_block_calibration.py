@@ -22,8 +22,8 @@ from torchvision.io import decode_jpeg, encode_jpeg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, LAYOUTS, random_size, with_layout  # noqa: E402
-from suites.torchvision_8587_encode_jpeg.oracle import (  # noqa: E402
+from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, LAYOUTS, random_size, with_layout
+from suites.torchvision_8587_encode_jpeg.oracle import (
     MAX_BLOCK_ABS_DIFF,
     QUALITY,
     block_abs_diff_255,

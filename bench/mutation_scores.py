@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         parser.error(f"no Cosmic Ray session at {', '.join(missing)}")
     try:
-        import cosmic_ray  # noqa: F401
+        import cosmic_ray  # noqa: F401 - imported only to learn whether it is installed
     except ImportError:
         parser.error("Cosmic Ray is not installed: pip install -e '.[mutation]' -e bench/mutation_operators")
     equivalents = tomllib.loads(EQUIVALENTS.read_text(encoding="utf-8"))

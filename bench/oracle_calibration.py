@@ -22,15 +22,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness runs from its checkout
 
-from fixtures.determinism.precision import full_fp32  # noqa: E402
-from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter  # noqa: E402
-from suites.kornia_2837_jpeg_device import test_jpeg_device as codec  # noqa: E402
-from suites.kornia_2837_jpeg_device import chain  # noqa: E402
-from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES  # noqa: E402
-from suites.kornia_sweeps import test_device_sweep as sweep  # noqa: E402
-from suites.sam2_460_cudagraph import oracles as sam2  # noqa: E402
-from suites.sam2_460_cudagraph import test_cudagraph_control as graph_control  # noqa: E402
-from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, encoder_and_eager_twin, frames  # noqa: E402
+from fixtures.determinism.precision import full_fp32
+from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter
+from suites.kornia_2837_jpeg_device import chain
+from suites.kornia_2837_jpeg_device import test_jpeg_device as codec
+from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES
+from suites.kornia_sweeps import test_device_sweep as sweep
+from suites.sam2_460_cudagraph import oracles as sam2
+from suites.sam2_460_cudagraph import test_cudagraph_control as graph_control
+from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, encoder_and_eager_twin, frames
 
 
 def allclose_fraction(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> float:

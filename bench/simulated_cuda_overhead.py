@@ -24,7 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from simcuda import simulated_cuda  # noqa: E402
+from simcuda import simulated_cuda
 
 
 def kornia_calls() -> dict[str, Callable[[], Callable[[torch.Tensor], torch.Tensor]]]:
@@ -44,7 +44,7 @@ class OpCounter(TorchDispatchMode):
         super().__init__()
         self.ops = 0
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.ops += 1
         return func(*args, **(kwargs or {}))
 
@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("--shape", default="8,3,64,64", help="input batch shape, comma-separated")
     parser.add_argument("--clock", choices=CLOCKS, default="cpu", help="cpu: process CPU time, one torch thread")
     options = parser.parse_args()
-    global clock  # noqa: PLW0603 - one switch for the whole script
+    global clock  # one switch for the whole script
     clock = CLOCKS[options.clock]
     if options.clock == "cpu":
         torch.set_num_threads(1)

@@ -24,15 +24,15 @@ import sys
 from pathlib import Path
 
 from fixtures.known_bugs.registry import DEFAULT_REGISTRY
+from reports import REPOSITORY
 from reports.acceptance.gpus import GpuQueryError, visible_gpu_names
 from reports.acceptance.steps import DEFAULT_RACE_BUDGET, acceptance_root, acceptance_steps, observed_folder
 from reports.acceptance.summary import combined_lines, conformance_lines, missing_results_lines, summary_lines
 from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
-from reports.run.loading import ResultsError, load_results
 from reports.across_runs.matrix import matrix_columns, matrix_html
 from reports.bisect.run import bisect
+from reports.run.loading import ResultsError, load_results
 from reports.scan.run import default_cache, scan
-from reports import REPOSITORY
 
 BAD_INPUT = 2
 
@@ -68,15 +68,24 @@ def parser() -> argparse.ArgumentParser:
         "(skipped, inconclusive, a race that did not trigger).",
     )
     scan_command.add_argument("package", help="a package the registry names (kornia, sam2), or torch (each release in an environment of its own)")
-    scan_command.add_argument("releases", nargs="+", metavar="VERSION", help="releases to scan, as the package index names them (0.7.1); scanned oldest first")
-    scan_command.add_argument("--bug", action="append", default=[], metavar="ID", help="scan only this bug (repeatable; default: all of the package's bugs)")
+    scan_command.add_argument(
+        "releases", nargs="+", metavar="VERSION", help="releases to scan, as the package index names them (0.7.1); scanned oldest first",
+    )
+    scan_command.add_argument(
+        "--bug", action="append", default=[], metavar="ID", help="scan only this bug (repeatable; default: all of the package's bugs)",
+    )
     scan_command.add_argument(
         "--every-suite", action="store_true",
         help="run every suite and sweep on each release, not only the scanned bugs' tests (a failure no verdict explains fails the scan)",
     )
-    scan_command.add_argument("--out", type=Path, default=REPOSITORY / "reports" / "out" / "scan", help="scan.json, scan.html and one PACKAGE-VERSION/ report folder per release (default: reports/out/scan)")
+    scan_command.add_argument(
+        "--out", type=Path, default=REPOSITORY / "reports" / "out" / "scan",
+        help="scan.json, scan.html and one PACKAGE-VERSION/ report folder per release (default: reports/out/scan)",
+    )
     scan_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})")
-    scan_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)")
+    scan_command.add_argument(
+        "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
+    )
     bisect_command = commands.add_parser(
         "bisect", help="which commit brought a known bug (or, with --fixed, took it away), by git bisect run",
         description="Clone REPO into a temporary folder and let git bisect run test each commit it picks: install that commit "
@@ -91,9 +100,16 @@ def parser() -> argparse.ArgumentParser:
     bisect_command.add_argument("--bad", required=True, metavar="REF", help="a commit with the bug")
     bisect_command.add_argument("--bug", required=True, metavar="ID", help="the registry's bug id")
     bisect_command.add_argument("--fixed", action="store_true", help="find the first commit without the bug: --bad is then the older end")
-    bisect_command.add_argument("--out", type=Path, default=REPOSITORY / "reports" / "out" / "bisect", help="bisect.json, bisect.html, steps.jsonl and one report folder per step (default: reports/out/bisect)")
-    bisect_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed commits, one folder each (default: {default_cache()})")
-    bisect_command.add_argument("--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)")
+    bisect_command.add_argument(
+        "--out", type=Path, default=REPOSITORY / "reports" / "out" / "bisect",
+        help="bisect.json, bisect.html, steps.jsonl and one report folder per step (default: reports/out/bisect)",
+    )
+    bisect_command.add_argument(
+        "--cache", type=Path, default=default_cache(), help=f"installed commits, one folder each (default: {default_cache()})",
+    )
+    bisect_command.add_argument(
+        "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
+    )
     acceptance_command = commands.add_parser(
         "acceptance", help="every GPU test on every visible GPU (xdist + serial), kept under reports/observed/",
         description="On a GPU machine: the GPU workflow's two steps (one xdist worker per GPU, then the multi-GPU and "

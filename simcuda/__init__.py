@@ -81,7 +81,23 @@ _LAZY = {
     "is_simulated": "simcuda.tensor",
     "real_cpu": "simcuda.tensor",
 }
-__all__ = ["ReusedMemoryRace", "SimulationUnsupported", "StreamRace", *_LAZY]
+# Written out (the eager names, then _LAZY's) so that linters and type checkers see the lazy names
+# imported under TYPE_CHECKING above as this package's exports; kept in step with _LAZY.
+__all__ = [
+    "ReusedMemoryRace",
+    "SimulationUnsupported",
+    "StreamRace",
+    "Allocation",
+    "describe",
+    "Simulation",
+    "current_simulation",
+    "simulated_cuda",
+    "SimulatedTensor",
+    "gpu_type",
+    "gpu_vars",
+    "is_simulated",
+    "real_cpu",
+]
 
 
 def __getattr__(name: str) -> Any:

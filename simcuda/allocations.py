@@ -71,7 +71,7 @@ def text_of(value: torch.device | torch.dtype) -> str:
 Noted = tuple  # what an op notes of a tensor it made: op, device, shape, dtype, where, source
 
 
-def note(  # noqa: PLR0913
+def note(
     log: list[Noted], op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None, start: FrameType | None = None
 ) -> None:
     """Every op notes the raw facts (the caller's frame cannot wait); an `Allocation` is made of

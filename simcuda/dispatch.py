@@ -53,7 +53,9 @@ class OpInfo(NamedTuple):
 
 
 # Ops that read a tensor's metadata only: no access to its memory.
-METADATA_OPS = frozenset({"aten::is_pinned", "aten::is_same_size", "aten::is_set_to", "aten::sym_size", "aten::sym_stride", "aten::sym_numel", "aten::sym_storage_offset"})
+METADATA_OPS = frozenset({
+    "aten::is_pinned", "aten::is_same_size", "aten::is_set_to", "aten::sym_size", "aten::sym_stride", "aten::sym_numel", "aten::sym_storage_offset",
+})
 
 
 def is_factory(name: str) -> bool:
@@ -277,7 +279,7 @@ class SimulatedDispatch(TorchDispatchMode):
         super().__init__()
         self.sim = sim
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         info = op_info(func)
         if info.refused is not None:
@@ -330,8 +332,8 @@ class SimulatedDispatch(TorchDispatchMode):
         non_blocking = kwargs.get("non_blocking", False) or (name == "aten::copy_" and len(args) > 2 and args[2])
         if non_blocking and name == "aten::_to_copy" and call.simulated and device.type == "cpu":
             out = torch.ops.aten._pin_memory.default(out)  # ATen allocates a non_blocking copy to the host pinned
-        if info.touches_data:
-            self.sim.streams.on_op(name, call.tensors if info.reads_inputs else [], out, device, bool(non_blocking))  # ordering by streams: streams.py
+        if info.touches_data:  # ordering by streams: streams.py
+            self.sim.streams.on_op(name, call.tensors if info.reads_inputs else [], out, device, bool(non_blocking))
         if isinstance(out, (tuple, list)):
             return type(out)(self._wrap(func, info, call, index, value, device, on_cuda) for index, value in enumerate(out))
         return self._wrap(func, info, call, 0, out, device, on_cuda)
@@ -339,7 +341,7 @@ class SimulatedDispatch(TorchDispatchMode):
     # _run_plain and _wrap are called by __torch_dispatch__ only (directly or in a generator):
     # two frames up is at or inside the code that ran the op, where the log's caller search starts.
 
-    def _run_plain(self, func, info: OpInfo, args: tuple, kwargs: dict) -> Any:  # noqa: ANN001
+    def _run_plain(self, func, info: OpInfo, args: tuple, kwargs: dict) -> Any:
         """An op of plain CPU tensors: run as torch runs it (autograd above the mode has seen it),
         each new tensor it returns logged on the CPU."""
         out = info.kernel(*args, **kwargs)
@@ -352,7 +354,7 @@ class SimulatedDispatch(TorchDispatchMode):
                 self.sim.log(info.name, value, rules.CPU, start=sys._getframe(2))
         return out
 
-    def _wrap(self, func, info: OpInfo, call: Unwrapped, index: int, value: Any, device: torch.device, on_cuda: bool) -> Any:  # noqa: ANN001, PLR0913
+    def _wrap(self, func, info: OpInfo, call: Unwrapped, index: int, value: Any, device: torch.device, on_cuda: bool) -> Any:
         if not isinstance(value, torch.Tensor):
             return value
         aliases = info.aliases

@@ -40,7 +40,9 @@ _KEY = torch._C.DispatchKey
 _TENSOR_FUNCTION = torch.Tensor.__torch_function__.__func__
 _OWN_LESS = (_TENSOR_FUNCTION, torch._C._disabled_torch_function_impl)
 # Factories that draw random numbers: on a runner, from the device's generator (runner.py).
-_RANDOM_FACTORIES = frozenset({torch.rand, torch.randn, torch.randint, torch.randperm, torch.rand_like, torch.randn_like, torch.randint_like, torch.normal})
+_RANDOM_FACTORIES = frozenset({
+    torch.rand, torch.randn, torch.randint, torch.randperm, torch.rand_like, torch.randn_like, torch.randint_like, torch.normal,
+})
 
 
 def _read_values(data: Any) -> Any:
@@ -197,7 +199,7 @@ class SimulatedFunctions(TorchFunctionMode):
         # reach CUDA (`x.cuda()`, `x.to(1)`) or must see it (backward).
         self.passable = frozenset({tensor.__getitem__, tensor.__setitem__, torch.tensor, torch.as_tensor, torch.asarray, *_GUARDED})
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         handler = self.handlers.get(func)
         if (handler is None or func in self.passable) and self._passes_through(args, kwargs):
@@ -224,7 +226,7 @@ class SimulatedFunctions(TorchFunctionMode):
         it must see every op."""
         return torch._C._len_torch_dispatch_stack() == 1 and not self.sim.watches_plain_cpu_ops() and _plain_cpu_call(args, kwargs)
 
-    def _factory(self, func, args, kwargs, device, op=None):  # noqa: ANN001, ANN202
+    def _factory(self, func, args, kwargs, device, op=None):
         """Make it on the CPU, then hand it out as made on `device` (one log entry, on `device`)."""
         generator = kwargs.get("generator")
         if generator is not None:
@@ -234,7 +236,10 @@ class SimulatedFunctions(TorchFunctionMode):
         cpu_kwargs = {**kwargs, "device": rules.CPU}
         requires_grad = cpu_kwargs.pop("requires_grad", False)
         runner = self.sim.runner
-        with self.sim.quiet(), runner.generators.drawing(device.index) if runner is not None and func in _RANDOM_FACTORIES else contextlib.nullcontext():
+        with (
+            self.sim.quiet(),
+            runner.generators.drawing(device.index) if runner is not None and func in _RANDOM_FACTORIES else contextlib.nullcontext(),
+        ):
             made = func(*args, **cpu_kwargs)
         if not isinstance(made, torch.Tensor):
             raise SimulationUnsupported("a device= call that returns no tensor", f"{func.__name__} returned {type(made).__name__}")
@@ -243,7 +248,7 @@ class SimulatedFunctions(TorchFunctionMode):
         self.sim.streams.made(op or f"torch.{func.__name__}", made, device)
         return SimulatedTensor(made, device).requires_grad_(requires_grad)
 
-    def _from_data(self, func, args, kwargs):  # noqa: ANN001, ANN202
+    def _from_data(self, func, args, kwargs):
         """torch.tensor / as_tensor / asarray: the bindings read a CUDA tensor (or a list of them)
         through real CUDA. A tensor moves as `.to` would (as_tensor: itself when already there);
         tensors inside a list are read from their CPU data, as CUDA reads them by value."""
@@ -261,7 +266,7 @@ class SimulatedFunctions(TorchFunctionMode):
             return self._factory(func, args, kwargs, self.sim.normalize(device_of(device)))
         return func(*args, **kwargs)
 
-    def _to(self, func, args, kwargs):  # noqa: ANN001, ANN202
+    def _to(self, func, args, kwargs):
         tensor, parsed = args[0], {key: value for key, value in kwargs.items() if key != "copy"}
         # Only the parse, never a subclass's __torch_function__: `t.to(boxes)` would have a TVTensor
         # wrap the parsed device as itself (torchvision's set_return_type("TVTensor")).
@@ -271,12 +276,12 @@ class SimulatedFunctions(TorchFunctionMode):
             return func(*args, **kwargs)
         return self._move(tensor, self.sim.normalize(device), dtype, non_blocking, memory_format, kwargs.get("copy", False))
 
-    def _cuda(self, func, args, kwargs):  # noqa: ANN001, ANN202
+    def _cuda(self, func, args, kwargs):
         tensor, device = args[0], (args[1] if len(args) > 1 else kwargs.get("device"))
         target = self.sim.normalize(torch.device("cuda") if device is None else device_of(device))
         return self._move(tensor, target, None, kwargs.get("non_blocking", False), kwargs.get("memory_format"), False)
 
-    def _move(self, tensor, device, dtype, non_blocking, memory_format, copy):  # noqa: ANN001, ANN202, PLR0913
+    def _move(self, tensor, device, dtype, non_blocking, memory_format, copy):
         if tensor.device == device and not copy:
             rest = {"dtype": dtype} if dtype is not None else {}
             return tensor.to(**rest, memory_format=memory_format) if memory_format is not None else tensor.to(**rest)
@@ -287,7 +292,7 @@ class SimulatedFunctions(TorchFunctionMode):
             tensor, dtype=dtype, device=device, non_blocking=non_blocking, memory_format=memory_format or torch.preserve_format,
         )
 
-    def _new(self, func, args, kwargs):  # noqa: ANN001, ANN202
+    def _new(self, func, args, kwargs):
         tensor, device = args[0], kwargs.get("device")
         target = self.sim.normalize(device_of(device)) if device is not None else tensor.device
         if target.type != "cuda":
@@ -295,20 +300,20 @@ class SimulatedFunctions(TorchFunctionMode):
         cpu_kwargs = {**kwargs, "dtype": kwargs.get("dtype") or tensor.dtype}
         return self._factory(func, (real_cpu(tensor), *args[1:]), cpu_kwargs, target, op=f"Tensor.{func.__name__}")
 
-    def _getitem(self, func, args, kwargs):  # noqa: ANN001, ANN202
+    def _getitem(self, func, args, kwargs):
         tensor, key = args
         return indexing.getitem(tensor, key) if is_simulated(tensor) or indexing.has_simulated_bound(key) else func(tensor, key)
 
-    def _setitem(self, func, args, kwargs):  # noqa: ANN001, ANN202
+    def _setitem(self, func, args, kwargs):
         tensor, key, value = args
         return indexing.setitem(tensor, key, value) if is_simulated(tensor) or indexing.has_simulated_bound(key) else func(tensor, key, value)
 
-    def _backward(self, func, args, kwargs):  # noqa: ANN001, ANN202
+    def _backward(self, func, args, kwargs):
         """Tensor.backward / torch.autograd.backward, run on the CPU data where the graph is."""
         self.sim.graph_trees.backward_ran()
         return func(*_cpu_data(args), **_cpu_data(kwargs))
 
-    def _grad(self, func, args, kwargs):  # noqa: ANN001, ANN202
+    def _grad(self, func, args, kwargs):
         """torch.autograd.grad on the CPU data; each gradient shown on its input's device."""
         inputs = kwargs["inputs"] if "inputs" in kwargs else args[1]
         inputs = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
@@ -322,7 +327,7 @@ class SimulatedFunctions(TorchFunctionMode):
     def _unguarded(through: Callable) -> Callable:
         """A guarded binding: through the dispatcher for a simulated tensor, as it was otherwise."""
 
-        def call(func, args, kwargs):  # noqa: ANN001, ANN202
+        def call(func, args, kwargs):
             return through(*args, **kwargs) if args and is_simulated(args[0]) else func(*args, **kwargs)
 
         return call

@@ -16,8 +16,9 @@ compiled kernels), and when torch would run it as CUDA graphs (`mode="reduce-ove
   are still alive (returned, kept by the code as SAM2's position cache keeps one, or viewed),
   with torch's own message (`CUDAGraphTreeManager.format_dealloc_msg`, naming the line that made
   the tensor) set through torch's own check (`torch._C._set_storage_data_ptr_access_error_msg`,
-  on a `StorageWeakRef` as torch keeps them): any later read raises it. Replay outputs are not invalidated, as torch does not (a kept replay output stays
-  correct here where on a GPU it is silently overwritten: a false negative, never a false alarm);
+  on a `StorageWeakRef` as torch keeps them): any later read raises it. Replay outputs are not
+  invalidated, as torch does not (a kept replay output stays correct here where on a GPU it is
+  silently overwritten: a false negative, never a false alarm);
   no generation starts while a compiled forward waits for its backward, unless mark-step was used;
 - every tensor input is read (`untyped_storage().data_ptr()`) before the graph runs, where torch's
   warm-up and recording read them;
@@ -283,10 +284,12 @@ class SimulatedCompiledModule(torch.nn.Module):
 def simulated_compile(sim: Simulation) -> Callable[..., Any]:
     """The stand-in for `torch.compile` while the simulation runs (same signature)."""
 
-    def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: bool | None = None, backend: object = "inductor",  # noqa: A001
+    def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: bool | None = None, backend: object = "inductor",
                 mode: str | None = None, options: dict | None = None, disable: bool = False, **rest: Any) -> Any:
         if model is None:
-            return lambda target: compile(target, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable, **rest)
+            return lambda target: compile(
+                target, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable, **rest
+            )
         if disable:
             return model
         cuda_graphs = uses_cuda_graphs(backend, mode, options)

@@ -27,7 +27,6 @@ a copy the log records, and takes the dispatched path.
 from __future__ import annotations
 
 import operator
-
 from typing import Any
 
 import torch
@@ -44,7 +43,10 @@ _ZERO_DIM = "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `
 
 
 def _is_integer(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) or type(value).__module__ == "numpy" and hasattr(value, "__index__") and getattr(value, "ndim", 1) == 0
+    return (
+        isinstance(value, int) and not isinstance(value, bool)
+        or type(value).__module__ == "numpy" and hasattr(value, "__index__") and getattr(value, "ndim", 1) == 0
+    )
 
 
 def as_index(value: object) -> int:
@@ -75,7 +77,9 @@ def as_tuple(key: object) -> tuple:
 def has_simulated_bound(key: object) -> bool:
     """A slice bound that is a simulated tensor (`x[t:]` of a CPU `x`): torch's binding reads it
     with its own `__index__`, through the real CUDA; `getitem` / `setitem` read it with `as_index`."""
-    return any(type(item) is slice and any(isinstance(bound, SimulatedTensor) for bound in (item.start, item.stop, item.step)) for item in as_tuple(key))
+    return any(
+        type(item) is slice and any(isinstance(bound, SimulatedTensor) for bound in (item.start, item.stop, item.step)) for item in as_tuple(key)
+    )
 
 
 def _index_tensor(value: object) -> torch.Tensor:

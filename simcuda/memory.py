@@ -18,7 +18,10 @@ import torch
 BLOCK = 512  # the caching allocator rounds every allocation up to a multiple of this
 _COUNTERS = ("current", "peak", "allocated", "freed")
 # torch.cuda.memory_stats' groups; those the simulation does not model stay at zero.
-_POOLED = ("allocated_bytes", "active_bytes", "requested_bytes", "reserved_bytes", "allocation", "active", "segment", "inactive_split", "inactive_split_bytes")
+_POOLED = (
+    "allocated_bytes", "active_bytes", "requested_bytes", "reserved_bytes",
+    "allocation", "active", "segment", "inactive_split", "inactive_split_bytes",
+)
 
 
 def blocks(nbytes: int) -> int:

@@ -55,7 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--simcuda", action="store_true", help="run every test on a simulated CUDA device (cuda:1 unless --simcuda-device says)"
     )
-    group.addoption("--simcuda-device", default=DEFAULT_DEVICE, metavar="cuda:N", help=f"the simulated device tests run on (default {DEFAULT_DEVICE})")
+    group.addoption(
+        "--simcuda-device", default=DEFAULT_DEVICE, metavar="cuda:N", help=f"the simulated device tests run on (default {DEFAULT_DEVICE})"
+    )
     group.addoption(
         "--simcuda-foreign",
         choices=("fail", "report"),

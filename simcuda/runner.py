@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from simcuda.context import simulated_cuda
-from simcuda.devices import MAX_GPUS, PROCESS_RUNNER, SimulatedDeviceProperties, device_properties, running, runner_gpus, visible_gpus
+from simcuda.devices import MAX_GPUS, PROCESS_RUNNER, SimulatedDeviceProperties, device_properties, runner_gpus, running, visible_gpus
 from simcuda.memory import DeviceMemory
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class DeviceGenerators:
         return self._seed[index]
 
     @contextlib.contextmanager
-    def drawing(self, index: int):  # noqa: ANN201 - a generator context manager
+    def drawing(self, index: int):
         """Run a random op on cuda:`index`: the CPU generator holds the device's state meanwhile."""
         self.initial_seed(index)
         cpu = torch.default_generator.get_state()

@@ -77,7 +77,7 @@ class Simulation:
             raise ValueError(f"Expected a cuda device, but got: {target}")  # torch.cuda._get_device_index's text
         self.current = target.index
 
-    def log(self, op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None, start: FrameType | None = None) -> None:  # noqa: PLR0913
+    def log(self, op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None, start: FrameType | None = None) -> None:
         """One tensor made (or copied) on `device`: logged, and reported to a compiled run's capture.
         `start`: a frame at or inside the caller to name (allocations.caller_frame)."""
         if self._quiet:

@@ -204,7 +204,9 @@ ALLOCATOR_READS = {
 def allocator_api(sim: Simulation) -> dict[str, Any]:
     """`torch._C` allocator entry -> stand-in. The runner counts its live storages (memory.py) and
     answers the statistics from them; a simcuda:N test has no allocator of its own to read."""
-    refused = {name: refuse(f"CUDA memory statistics: {entry} (the simulated device has no caching allocator)") for name, entry in ALLOCATOR_READS.items()}
+    refused = {
+        name: refuse(f"CUDA memory statistics: {entry} (the simulated device has no caching allocator)") for name, entry in ALLOCATOR_READS.items()
+    }
     api = {**dict.fromkeys(ALLOCATOR_NO_OPS, lambda *args: None), **refused}
     if sim.runner is None:
         return api
@@ -224,7 +226,11 @@ def fresh_interpreters_refused() -> list[tuple[Any, str, Any]]:
     the simulated index may not exist, or pass on a real GPU and be counted as simulated. Refused.
     Forked processes (Linux's default) inherit the simulation with the forking thread."""
     return [
-        (process, "_Popen", staticmethod(refuse(f"a process started with {method} (a fresh interpreter has no simulation: it would reach real CUDA)")))
+        (
+            process,
+            "_Popen",
+            staticmethod(refuse(f"a process started with {method} (a fresh interpreter has no simulation: it would reach real CUDA)")),
+        )
         for process, method in ((multiprocessing.context.SpawnProcess, "spawn"), (multiprocessing.context.ForkServerProcess, "forkserver"))
     ]
 
@@ -310,7 +316,7 @@ def custom_function_apply(original: Any) -> classmethod:
             return bound(*args, **kwargs)
         if cls.__module__.startswith(_AOT_AUTOGRAD):  # its forward unwraps subclasses itself
             raise SimulationUnsupported(AOT_WITH_GRAD, f"{cls.__module__}.{cls.__qualname__}.apply")
-        unwrap = lambda leaf: real_cpu(leaf) if isinstance(leaf, torch.Tensor) else leaf  # noqa: E731
+        unwrap = lambda leaf: real_cpu(leaf) if isinstance(leaf, torch.Tensor) else leaf  # noqa: E731 - a one-line leaf map, as the lambda below
         out = bound(*tree_map(unwrap, args), **tree_map(unwrap, kwargs))
         device = simulated[0].device
         return tree_map(lambda leaf: wrap(leaf, device) if isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu" else leaf, out)

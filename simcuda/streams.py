@@ -292,7 +292,10 @@ class StreamTable:
             return self._pinned(destination)
         return device.type == "cuda" and not isinstance(source, SimulatedTensor) and self._pinned(source)
 
-    def _copy(self, name: str, call_tensors: list[tuple[torch.Tensor, bool]], outputs: list[torch.Tensor], device: torch.device, non_blocking: bool, where: Any) -> None:  # noqa: PLR0913
+    def _copy(
+        self, name: str, call_tensors: list[tuple[torch.Tensor, bool]], outputs: list[torch.Tensor], device: torch.device, non_blocking: bool,
+        where: Any,
+    ) -> None:
         source, destination = self._ends(name, call_tensors, outputs[0] if outputs else None)
         source_on_device, destination_on_device = isinstance(source, SimulatedTensor), device.type == "cuda"
         source_key = self.device_key(source) if source_on_device else self.key(source)
@@ -316,7 +319,7 @@ class StreamTable:
         else:  # device to device: ATen copies on the source's stream, ordered with the destination's both ways
             self._between_devices(source.device.index, device.index, name, source_key, destination_key, where)
 
-    def _between_devices(self, source: int, destination: int, name: str, source_key: int, destination_key: int, where: Any) -> None:  # noqa: PLR0913
+    def _between_devices(self, source: int, destination: int, name: str, source_key: int, destination_key: int, where: Any) -> None:
         """ATen's copy between devices (Copy.cu): the source device's current stream first waits for
         the destination's, copies, and the destination's stream then waits for it."""
         ordering = self.ordering

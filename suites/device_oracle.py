@@ -27,7 +27,7 @@ def mean_abs(difference: torch.Tensor) -> float:
     return difference.abs().mean().item()
 
 
-def check_matches_cpu(  # noqa: PLR0913 - the call, where, what it is, and what to compare with how
+def check_matches_cpu(  # the call, where, what it is, and what to compare with how
     call: Callable[[], torch.Tensor],
     target: torch.device,
     simulation: Simulation | None,

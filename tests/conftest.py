@@ -14,6 +14,7 @@ import pytest
 
 from conftest import pytest_plugins as HARNESS_PLUGINS
 from reports.run.plugin_results import SELF_TEST_ENV
+from tests.helpers import warm_python
 
 pytest_plugins = ["pytester", "tests.helpers.plugin_fault_matrix"]
 
@@ -64,6 +65,8 @@ BUG_FAULT_TEST = re.compile(r"faults/test_fault_[a-z0-9]+_[0-9]+\.py")
 
 
 def is_quick(path: Path) -> bool:
+    if not path.is_relative_to(TESTS):  # `pytest --bug ID` loads this file too (see started_sessions_write_no_default_reports)
+        return False
     relative = path.relative_to(TESTS).as_posix()
     return relative in QUICK or BUG_FAULT_TEST.fullmatch(relative) is not None
 
@@ -102,6 +105,15 @@ def started_sessions_write_no_default_reports() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(SELF_TEST_ENV, "1")
         yield
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's pytester, whose subprocess sessions (`runpytest_subprocess`) fork from a Python
+    that has imported torch already (helpers/warm_python.py): the same command, environment and
+    files, without importing torch anew for each."""
+    monkeypatch.setattr(pytester, "popen", warm_python.pytester_popen(pytester))
+    return pytester
 
 
 @pytest.fixture

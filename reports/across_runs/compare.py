@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from reports.run.environment import gpu_summary, release_summary
 from reports.pages.html import standalone_page, verdict_badge
+from reports.run.environment import gpu_summary, release_summary
 
 REGRESSED = "regressed"
 FIXED = "fixed"

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from reports.run.environment import gpu_summary, releases
 from reports.pages.html import standalone_page, verdict_badge
+from reports.run.environment import gpu_summary, releases
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from functools import partial
 from pathlib import Path
 
 from fixtures.known_bugs.registry import Bug, RegistryError, load_registry
@@ -23,7 +22,7 @@ from reports import REPOSITORY
 from reports.bisect.answers import GitAnswer, Terms, git_answer, pull_request, terms
 from reports.bisect.page import bisect_document, bisect_html
 from reports.bisect.step import Plan, Step, WrongBuild, commit_facts, progress_line, record_step, test_commit
-from reports.scan.run import last_line, package_policy
+from reports.scan.run import last_line, package_policy, say_flushed
 
 NAMED, ENDS_DISAGREE, BAD_INPUT, ONLY_SKIPPED = 0, 1, 2, 3
 
@@ -88,7 +87,10 @@ def end_problem(option: str, ref: str, step: Step, want_present: bool) -> str | 
     if step.bug_present is None:
         return f"cannot tell whether the bug is at {option} {ref}: {step.reason}"
     if step.bug_present != want_present:
-        return f"the bug is {'not ' if want_present else ''}observed at {option} {ref} ({step.reason}); {option} must name a commit {'with' if want_present else 'without'} it"
+        return (
+            f"the bug is {'not ' if want_present else ''}observed at {option} {ref} ({step.reason}); "
+            f"{option} must name a commit {'with' if want_present else 'without'} it"
+        )
     return None
 
 
@@ -110,7 +112,7 @@ def run_git_bisect(clone: Path, names: Terms, new: str, old: str, plan_path: Pat
 
 def bisect(
     package: str, repo: str, good: str, bad: str, bug_id: str, *, fixed: bool, out: Path, cache: Path, registry_path: Path,
-    pytest_args: list[str], say: Callable[[str], None] = partial(print, flush=True),
+    pytest_args: list[str], say: Callable[[str], None] = say_flushed,
 ) -> int:
     started = time.perf_counter()
     names = terms(fixed)
@@ -184,7 +186,8 @@ def summary_lines(document: dict) -> list[str]:
     lines = [f"bisect {document['bug_id']} in {document['package']} ({document['outcome']}) in {document['wall_s']:.0f} s"]
     if document[answer_key]:
         found = document[answer_key]
-        lines.append(f"{answer_key}: {found['commit']} {found['subject']} ({found['date']}{', ' + found['pull_request'] if found['pull_request'] else ''})")
+        pull_request = ", " + found["pull_request"] if found["pull_request"] else ""
+        lines.append(f"{answer_key}: {found['commit']} {found['subject']} ({found['date']}{pull_request})")
     for candidate in document["candidates"]:
         lines.append(f"  candidate {candidate['commit']} {candidate['subject']}")
     if document["problem"]:

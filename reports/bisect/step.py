@@ -66,7 +66,9 @@ def bug_record(report_dir: Path, bug_id: str, package: str, version: str | None)
         return None
     record = next((entry for entry in document["verdicts"] if entry["bug_id"] == bug_id), None)
     if record is not None and record["installed"] != version:
-        raise WrongBuild(f"the run saw {package} {record['installed'] or '(not installed)'}, the commit builds {version}: is it shadowed on sys.path?")
+        raise WrongBuild(
+            f"the run saw {package} {record['installed'] or '(not installed)'}, the commit builds {version}: is it shadowed on sys.path?"
+        )
     return record
 
 
@@ -99,7 +101,9 @@ def test_commit(worktree: Path, plan: Plan) -> Step:
         cached = not install_into(folder, str(worktree), f"{plan.package} {commit[:10]}", plan.install_env, ("--no-cache",))
     except ScanError as error:
         answer = StepAnswer(None, SKIP, str(error).split(": ", 1)[1])
-        return _step(commit, subject, date, None, None, answer, plan, cached=False, install_s=time.perf_counter() - started, pytest_s=0.0, report=None)
+        return _step(
+            commit, subject, date, None, None, answer, plan, cached=False, install_s=time.perf_counter() - started, pytest_s=0.0, report=None,
+        )
     installed = time.perf_counter()
     version = built_version(folder, plan.package)
     report_dir = Path(plan.out) / "steps" / commit[:12]

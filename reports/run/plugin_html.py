@@ -20,8 +20,8 @@ import pytest
 from pytest_html import extras as html_extras
 from pytest_metadata.plugin import metadata_key
 
-from reports.run.environment import environment_rows, gpu_summary, release_summary
 from reports.pages.html import VERDICTS_CSS, skipped_tests_by_reason, sweeps_summary, verdict_table
+from reports.run.environment import environment_rows, gpu_summary, release_summary
 from reports.run.plugin_results import session_environment, session_sections, verdict_records
 from reports.run.results import report_message
 

@@ -3,8 +3,9 @@
 A run of the suites writes report.html (pytest-html, self-contained), junit.xml and
 results.json under reports/out/ unless told otherwise; a run of the self-tests writes nothing
 unless asked (--report-dir), and neither does any session the self-tests start: they run with
-$HARNESS_SELF_TEST set (tests/conftest.py), so the suites' reports of the last `pytest` stay. Records are built from test reports on the controller, so a
-pytest-xdist run loses and duplicates nothing.
+$HARNESS_SELF_TEST set (tests/conftest.py), so the suites' reports of the last `pytest` stay.
+Records are built from test reports on the controller, so a pytest-xdist run loses and
+duplicates nothing.
 """
 
 from __future__ import annotations
@@ -138,4 +139,4 @@ class ResultsWriter:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")

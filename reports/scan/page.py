@@ -39,7 +39,7 @@ def bug_entry(bug: BugScan) -> dict:
     }
 
 
-def scan_document(  # noqa: PLR0913
+def scan_document(
     package: str, registry: str, runs: list[dict], scans: list[BugScan], stopped: str | None, exit_status: int, failed: Sequence[str] = ()
 ) -> dict:
     """runs: one dict per scanned release, oldest first (release, verdicts, timings, pytest exit);

@@ -152,7 +152,7 @@ class BugScan:
         return self.windows[0].first_fixed if self.windows else None
 
 
-def scan_bug(  # noqa: PLR0913
+def scan_bug(
     *, bug_id: str, title: str, affected: SpecifierSet, first_fixed: str, kind: str, verdicts: dict[str, str | None],
     placed_by: dict[str, str] | None = None,
 ) -> BugScan:

@@ -33,6 +33,8 @@ PACKAGES_TOML = Path(__file__).with_name("packages.toml")
 # 1: the registry is contradicted or a run errored; 3: nothing contradicts it, but some release
 # could not be decided (skipped, inconclusive, a race that did not trigger), so nothing confirms it.
 AGREE, DISAGREE, BAD_INPUT, UNDECIDED = 0, 1, 2, 3
+# How a scan or a bisect says a line by default: flushed at once, so that a CI log shows it as it happens.
+say_flushed = partial(print, flush=True)
 
 
 class ScanError(ValueError):
@@ -134,7 +136,7 @@ def environment_python(folder: Path) -> Path:
     return folder / "bin" / "python"
 
 
-def pytest_command(  # noqa: PLR0913
+def pytest_command(
     bugs: list[Bug], registry: Path, report_dir: Path, pytest_args: list[str], every_suite: bool = False, python: str = sys.executable
 ) -> list[str]:
     """The scanned bugs' tests only, or with `every_suite` every suite (the sweeps included)."""
@@ -202,7 +204,7 @@ class ReleaseRun:
     installed: dict[str, str | None]
 
 
-def scan_release(  # noqa: PLR0913
+def scan_release(
     package: str, release: str, bugs: list[Bug], *, out: Path, cache: Path, registry: Path, pytest_args: list[str], policy: Policy,
     every_suite: bool = False,
 ) -> ReleaseRun:
@@ -275,7 +277,7 @@ def scan_status(scans: list[BugScan], stopped: str | None, failed: Sequence[str]
     return UNDECIDED if any(bug.undecided for bug in scans) else AGREE
 
 
-def write_scan(  # noqa: PLR0913
+def write_scan(
     out: Path, package: str, registry: Path, scans: list[BugScan], runs: list[ReleaseRun], stopped: str | None, failed: list[str]
 ) -> int:
     status = scan_status(scans, stopped, failed)
@@ -297,13 +299,15 @@ def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None, f
         lines.extend(f"  DISAGREES {item.release}: {item.verdict}, {item.reason}" for item in bug.disagreements)
         lines.extend(f"  ERROR {item.release}: {item.reason}" for item in bug.errors)
         lines.extend(f"  UNDECIDED {item.release}: {item.reason}" for item in bug.undecided)
-    lines.extend(f"FAILED RUN {release}: pytest failed where no scanned bug's verdict explains it: {out}/*-{release}/pytest.log" for release in failed)
+    lines.extend(
+        f"FAILED RUN {release}: pytest failed where no scanned bug's verdict explains it: {out}/*-{release}/pytest.log" for release in failed
+    )
     return [*lines, f"scan {outcome_line(scans, stopped, failed)}", f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
 
 
-def scan(  # noqa: PLR0913
+def scan(
     package: str, releases: list[str], bug_ids: list[str], *, out: Path, cache: Path, registry_path: Path,
-    pytest_args: list[str], say: Callable[[str], None] = partial(print, flush=True), every_suite: bool = False,
+    pytest_args: list[str], say: Callable[[str], None] = say_flushed, every_suite: bool = False,
 ) -> int:
     """Scan the releases oldest first; bad input stops the scan with one line (exit 2), keeping
     what was scanned so far in scan.json / scan.html. Each line is flushed as it is said, so a CI

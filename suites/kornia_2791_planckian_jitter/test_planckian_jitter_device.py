@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from fixtures.known_bugs.library_api import library_api
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, observe
 from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call, same_device
 from fixtures.proxies.module_state import held_tensors
-from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, observe
 from simcuda import describe
 
 RandomPlanckianJitter = library_api("kornia.augmentation", "RandomPlanckianJitter", first_release="0.6.4")

@@ -14,9 +14,9 @@ import torch
 from torch import nn
 
 from fixtures.known_bugs.library_api import library_api
+from fixtures.known_bugs.outcomes import Inconclusive, observe
 from fixtures.proxies.meta_proxy import ERROR, INCONCLUSIVE, classify_call, same_device
 from fixtures.proxies.module_state import held_tensors, registered_state
-from fixtures.known_bugs.outcomes import Inconclusive, observe
 
 RandomPlanckianJitter = library_api("kornia.augmentation", "RandomPlanckianJitter", first_release="0.6.4")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fixtures.proxies.meta_proxy import ERROR, FINDING, INCONCLUSIVE, classify_call
 from fixtures.known_bugs.outcomes import Inconclusive, observe
+from fixtures.proxies.meta_proxy import ERROR, FINDING, INCONCLUSIVE, classify_call
 from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES
 
 

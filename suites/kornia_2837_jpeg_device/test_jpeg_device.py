@@ -11,7 +11,6 @@ cuDNN runs in TF32 by default on Ampere and later, enough to break the chain's 1
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 

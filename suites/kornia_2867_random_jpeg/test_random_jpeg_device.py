@@ -36,5 +36,5 @@ def test_random_jpeg_on_device_matches_cpu(device: str, simulation: object | Non
     way = "moved" if moved else "not moved"
     if moved:
         augmentation = augmentation.to(target)
-    call = lambda: augmentation(image.to(target), params=params)  # noqa: E731
+    call = lambda: augmentation(image.to(target), params=params)  # noqa: E731 - a one-line call handed to the oracle
     check_matches_cpu(call, target, simulation, f"RandomJPEG (module {way})", expected, MEAN_ABS_TOLERANCE, mean_abs)

@@ -32,4 +32,6 @@ def test_unmoved_illumination_on_device_matches_cpu(device: str, simulation: obj
     # What forward draws for an unmoved module: the pattern on the CPU, whatever the image's device.
     params = illumination.forward_parameters(image.shape)
     expected = illumination(image.clone(), params=params)
-    check_matches_cpu(lambda: illumination(image.to(target), params=params), target, simulation, "RandomGaussianIllumination (not moved)", expected, ATOL)
+    check_matches_cpu(
+        lambda: illumination(image.to(target), params=params), target, simulation, "RandomGaussianIllumination (not moved)", expected, ATOL
+    )

@@ -135,6 +135,8 @@ def test_callable_on_simulated_device(
         results[target.way] = (
             simulated_result(target, torch.device(device), simulation, cpu_reference.output)
             if cpu_reference.kind == CLEAN
-            else ProxyResult(INCONCLUSIVE, f"no CPU result to compare with: kornia {kornia.__version__} fails on plain CPU too: {cpu_reference.detail}")
+            else ProxyResult(
+                INCONCLUSIVE, f"no CPU result to compare with: kornia {kornia.__version__} fails on plain CPU too: {cpu_reference.detail}"
+            )
         )
     sweep_record("device", name, SIMULATED_DEVICE, results)

@@ -15,7 +15,9 @@ from simcuda.simulation import Simulation
 from suites.kornia_sweeps.targets import MOVED
 from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS, SIMULATED_DEVICE, SIMULATED_MODULES
 
-CALLS = {name: next(call for call in calls if call.way == MOVED) for name, calls in SIMULATED_CALLS.items() if any(call.way == MOVED for call in calls)}
+CALLS = {
+    name: next(call for call in calls if call.way == MOVED) for name, calls in SIMULATED_CALLS.items() if any(call.way == MOVED for call in calls)
+}
 GROUPS = {module.strip("."): names for module in SIMULATED_MODULES if (names := [name for name in CALLS if name.startswith(module)])}
 
 

@@ -10,8 +10,7 @@ CUDAGraphTreeManager.roots (torch/_inductor/cudagraph_trees.py). Argued, not run
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-from typing import ContextManager
+from contextlib import AbstractContextManager, nullcontext
 
 import torch
 
@@ -40,7 +39,7 @@ def recorded_cuda_graphs(device_index: int) -> int:
     return sum(len(nodes) for nodes in manager.roots.values())
 
 
-def warm_on(device: str) -> ContextManager[object]:
+def warm_on(device: str) -> AbstractContextManager[object]:
     """Where a position encoding built inside fills its cache: sam2 1.1.0 (and the stand-in)
     warm on "cuda", the current device; for cuda:1 that must be cuda:1, or inductor sees inputs
     on two devices and skips CUDA graphs, and the test would pass without the bug's conditions."""

@@ -10,8 +10,8 @@ from functools import cache
 
 import torch
 
-from fixtures.proxies.meta_proxy import ERROR, FINDING, INCONCLUSIVE, classify_call
 from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, observe
+from fixtures.proxies.meta_proxy import ERROR, FINDING, INCONCLUSIVE, classify_call
 
 # Stands in for the stack trace in torch's message, to cut off the part every such error shares.
 _TRACE_MARK = "\x00stack trace\x00"
@@ -74,7 +74,7 @@ def check_against_eager(run: Runner, eager: Runner, frames: Frames, tolerance: T
     comparing with eager. An overwrite error or a wrong output can then only come from memory
     the runner kept between runs, such as a cache of graph outputs: BugObserved."""
     for index, frame in enumerate(frames):
-        compare_output(index, frame, lambda: run(frame), eager(frame), tolerance)
+        compare_output(index, frame, lambda frame=frame: run(frame), eager(frame), tolerance)
 
 
 def check_kept_outputs_against_eager(run: Runner, eager: Runner, frames: Frames, tolerance: Tolerance = (ATOL, RTOL)) -> None:
@@ -82,7 +82,7 @@ def check_kept_outputs_against_eager(run: Runner, eager: Runner, frames: Frames,
     or runs without CUDA graphs, may do. An overwrite error or a wrong output: BugObserved."""
     outputs = [run(frame) for frame in frames]
     for index, (frame, output) in enumerate(zip(frames, outputs)):
-        compare_output(index, frame, lambda: output, eager(frame), tolerance)
+        compare_output(index, frame, lambda output=output: output, eager(frame), tolerance)
 
 
 def compare_output(

@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterator
 import pytest
 import torch
 
+from fixtures.determinism.precision import tf32_flags
 from fixtures.devices.spec import cuda_index
 from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
-from fixtures.determinism.precision import tf32_flags
 from suites.sam2_460_cudagraph.inductor_state import cudagraph_skips, recorded_cuda_graphs, warm_on
 from suites.sam2_460_cudagraph.oracles import (
     check_against_eager,

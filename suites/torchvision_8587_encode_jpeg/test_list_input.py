@@ -7,7 +7,7 @@ import torch
 
 from fixtures.known_bugs.library_api import library_api
 
-from .images import IMAGE_MAKERS, SIZE_RANGE, LAYOUTS, random_size, with_layout
+from .images import IMAGE_MAKERS, LAYOUTS, SIZE_RANGE, random_size, with_layout
 from .marks import SUITE_MARKS
 from .oracle import QUALITY, Where, check_jpeg, nvjpeg_failure_is_observed
 

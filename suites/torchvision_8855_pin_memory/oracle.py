@@ -4,9 +4,9 @@ same metadata (format, canvas_size, clamping_mode ...)?"""
 from __future__ import annotations
 
 import torch
-from simcuda import gpu_vars
 
 from fixtures.known_bugs.outcomes import BugObserved
+from simcuda import gpu_vars
 
 
 def metadata(tensor: torch.Tensor) -> dict[str, object]:

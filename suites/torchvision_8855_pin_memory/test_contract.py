@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from simcuda import gpu_type
 from torch.utils.data import default_collate
+
+from simcuda import gpu_type
 
 from .oracle import metadata
 from .samples import SAMPLES

@@ -16,7 +16,9 @@ from .samples import SAMPLES
 
 pytestmark = pytest.mark.known_bug("torchvision-8855")
 
-NO_PINNING_ON_CPU = "pinning needs a CUDA device: without one Tensor.pin_memory() raises; test_pin_memory_cpu_proxy.py runs torchvision's wrapper on CPU"
+NO_PINNING_ON_CPU = (
+    "pinning needs a CUDA device: without one Tensor.pin_memory() raises; test_pin_memory_cpu_proxy.py runs torchvision's wrapper on CPU"
+)
 DATALOADER_SKIPS_PINNING_ON_CPU = (
     "without an accelerator the DataLoader silently skips pinning, so a CPU run would pass without "
     "pinning anything: never evidence (test_pin_memory_cpu_proxy.py is the CPU check)"

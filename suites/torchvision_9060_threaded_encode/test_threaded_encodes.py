@@ -9,10 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
+from fixtures.determinism.race_budget import RaceBudget
 from fixtures.known_bugs.library_api import library_api
 from fixtures.known_bugs.outcomes import BugObserved
-from fixtures.determinism.race_budget import RaceBudget
-
 from suites.torchvision_8587_encode_jpeg.device_load import keep_busy_until
 from suites.torchvision_8587_encode_jpeg.images import gradient_image
 from suites.torchvision_8587_encode_jpeg.marks import codec_marks

@@ -11,9 +11,8 @@ import pytest
 import torch
 from torchvision.io import decode_jpeg, encode_jpeg
 
-from fixtures.known_bugs.outcomes import BugObserved
 from fixtures.determinism.race_budget import RaceBudget
-from suites.torchvision_9060_threaded_encode import test_threaded_encodes as threaded
+from fixtures.known_bugs.outcomes import BugObserved
 from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, LAYOUTS, gradient_image, with_layout
 from suites.torchvision_8587_encode_jpeg.oracle import (
     MAX_BLOCK_ABS_DIFF,
@@ -27,6 +26,7 @@ from suites.torchvision_8587_encode_jpeg.oracle import (
     mean_abs_diff_255,
     nvjpeg_failure_is_observed,
 )
+from suites.torchvision_9060_threaded_encode import test_threaded_encodes as threaded
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{TORCHVISION_IO_DEPRECATION}:DeprecationWarning")
 

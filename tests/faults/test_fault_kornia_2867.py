@@ -20,7 +20,10 @@ def _run_suite_body(moved: bool) -> None:
         suite_body("cuda:1", simulation, moved)
 
 
-@pytest.mark.catches("suites/kornia_2867_random_jpeg/test_random_jpeg_device.py::test_random_jpeg_on_device_matches_cpu", "suites/device_oracle.py::check_matches_cpu")
+@pytest.mark.catches(
+    "suites/kornia_2867_random_jpeg/test_random_jpeg_device.py::test_random_jpeg_on_device_matches_cpu",
+    "suites/device_oracle.py::check_matches_cpu",
+)
 @pytest.mark.parametrize("moved", [True, False], ids=["module-moved", "module-not-moved"])
 def test_fault_jpeg_quality_left_where_the_generator_drew_it(monkeypatch, moved: bool) -> None:
     move = jpeg._to_device_nonblocking

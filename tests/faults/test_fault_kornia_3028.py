@@ -21,7 +21,10 @@ def _run_suite_body() -> None:
         suite_body("cuda:1", simulation, SHAPE)
 
 
-@pytest.mark.catches("suites/kornia_3028_gaussian_illumination/test_gaussian_illumination_device.py::test_unmoved_illumination_on_device_matches_cpu", "suites/device_oracle.py::check_matches_cpu")
+@pytest.mark.catches(
+    "suites/kornia_3028_gaussian_illumination/test_gaussian_illumination_device.py::test_unmoved_illumination_on_device_matches_cpu",
+    "suites/device_oracle.py::check_matches_cpu",
+)
 def test_fault_illumination_pattern_added_without_moving_it(monkeypatch) -> None:
     monkeypatch.setattr(gaussian_illumination, "_to_device_nonblocking", lambda gradient, device, dtype: gradient.to(dtype=dtype))
     with pytest.raises(BugObserved, match=r"RandomGaussianIllumination \(not moved\) on cuda:1: .*Expected all tensors to be on the same device"):

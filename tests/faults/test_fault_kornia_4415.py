@@ -12,7 +12,8 @@ from kornia.augmentation.utils.param_validation import _range_bound
 
 from fixtures.known_bugs.outcomes import BugObserved
 from simcuda import simulated_cuda
-from suites.kornia_4415_shear_range.test_shear_range_device import CASES, test_sheared_augmentation_moved_to_device_matches_cpu as suite_body
+from suites.kornia_4415_shear_range.test_shear_range_device import CASES
+from suites.kornia_4415_shear_range.test_shear_range_device import test_sheared_augmentation_moved_to_device_matches_cpu as suite_body
 
 MAKERS = [pytest.param(case.values[0], id=case.id) for case in CASES]
 
@@ -29,7 +30,10 @@ def _run_suite_body(make) -> None:
         suite_body("cuda:1", simulation, make)
 
 
-@pytest.mark.catches("suites/kornia_4415_shear_range/test_shear_range_device.py::test_sheared_augmentation_moved_to_device_matches_cpu", "suites/device_oracle.py::check_matches_cpu")
+@pytest.mark.catches(
+    "suites/kornia_4415_shear_range/test_shear_range_device.py::test_sheared_augmentation_moved_to_device_matches_cpu",
+    "suites/device_oracle.py::check_matches_cpu",
+)
 @pytest.mark.parametrize("make", MAKERS)
 def test_fault_x_shear_range_built_on_the_cpu(monkeypatch, make) -> None:
     for generator in (shear, affine):

@@ -16,9 +16,9 @@ import torch
 from kornia.augmentation import RandomPlanckianJitter
 from torch import nn
 
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
 from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, INCONCLUSIVE
 from fixtures.proxies.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
-from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
 from fixtures.sweeps.plugin import finding_key
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_state as jitter_proxy
@@ -182,7 +182,10 @@ PROXY_TESTS = ("test_pl_is_registered_state", "test_state_follows_to_float64", "
 )
 @pytest.mark.parametrize(
     ("proxy_test", "finding"),
-    list(zip(PROXY_TESTS, ["pl is a plain tensor attribute", r"after .to\(torch.float64\): pl is torch.float32", r"after .to\('meta'\): pl is on cpu"])),
+    list(zip(
+        PROXY_TESTS,
+        ["pl is a plain tensor attribute", r"after .to\(torch.float64\): pl is torch.float32", r"after .to\('meta'\): pl is on cpu"],
+    )),
 )
 def test_fault_plain_attribute_pl_in_a_tiny_module(monkeypatch: pytest.MonkeyPatch, proxy_test: str, finding: str) -> None:
     """Today's jitter cannot move to meta at all (its sampler calls .item()), so a tiny module with

@@ -23,8 +23,8 @@ from tests.helpers.fault_matrix import (
     verdict,
 )
 from tests.helpers.oracle_scan import (
-    broken_refs,
     all_oracles,
+    broken_refs,
     catches_in_source,
     defined_functions,
     fault_tests,
@@ -123,11 +123,23 @@ def test_scanner_finds_oracles_by_raise_and_observe() -> None:
 ESCAPES = {
     "aliased observe": "from fixtures.known_bugs.outcomes import observe\nsee = observe\n\ndef oracle(x):\n    see(x, 'seen')\n",
     "observe imported as": "from fixtures.known_bugs.outcomes import observe as see\n\ndef oracle(x):\n    see(x, 'seen')\n",
-    "prebuilt finding": "from fixtures.known_bugs.outcomes import BugObserved\nFOUND = BugObserved('seen')\n\ndef oracle(x):\n    if x:\n        raise FOUND\n",
-    "subclass": "from fixtures.known_bugs.outcomes import BugObserved\n\nclass Stale(BugObserved):\n    pass\n\ndef oracle(x):\n    if x:\n        raise Stale('seen')\n",
-    "subclass of a subclass": "from fixtures.known_bugs.outcomes import BugObserved\nclass A(BugObserved):\n    pass\nclass B(A):\n    pass\n\ndef oracle(x):\n    raise B()\n",
+    "prebuilt finding": (
+        "from fixtures.known_bugs.outcomes import BugObserved\nFOUND = BugObserved('seen')\n\n"
+        "def oracle(x):\n    if x:\n        raise FOUND\n"
+    ),
+    "subclass": (
+        "from fixtures.known_bugs.outcomes import BugObserved\n\nclass Stale(BugObserved):\n    pass\n\n"
+        "def oracle(x):\n    if x:\n        raise Stale('seen')\n"
+    ),
+    "subclass of a subclass": (
+        "from fixtures.known_bugs.outcomes import BugObserved\nclass A(BugObserved):\n    pass\nclass B(A):\n    pass\n\n"
+        "def oracle(x):\n    raise B()\n"
+    ),
     "lambda": "from fixtures.known_bugs.outcomes import observe\ncheck = lambda x: observe(x, 'seen')\n\ndef oracle(x):\n    check(x)\n",
-    "lambda in a table": "from fixtures.known_bugs.outcomes import observe\nCHECKS = {'a': lambda x: observe(x, 'seen')}\n\ndef oracle(x):\n    CHECKS['a'](x)\n",
+    "lambda in a table": (
+        "from fixtures.known_bugs.outcomes import observe\nCHECKS = {'a': lambda x: observe(x, 'seen')}\n\n"
+        "def oracle(x):\n    CHECKS['a'](x)\n"
+    ),
     "module attribute": "import fixtures.known_bugs.outcomes as o\n\ndef oracle(x):\n    o.observe(x, 'seen')\n",
     "proxy verdict": "from fixtures.proxies.meta_proxy import FINDING, ProxyResult\n\ndef oracle(x):\n    return ProxyResult(FINDING, 'seen')\n",
 }
@@ -139,8 +151,14 @@ def test_the_scanner_is_not_escaped_by_renaming_the_finding(source: str) -> None
 
 
 NOT_ORACLES = {
-    "caught, not raised": "from fixtures.known_bugs.outcomes import BugObserved\n\ndef f():\n    try:\n        pass\n    except BugObserved:\n        return 1\n",
-    "type test": "from fixtures.known_bugs.outcomes import BugObserved\n\ndef f(errors):\n    return [e for e in errors if isinstance(e, BugObserved)]\n",
+    "caught, not raised": (
+        "from fixtures.known_bugs.outcomes import BugObserved\n\n"
+        "def f():\n    try:\n        pass\n    except BugObserved:\n        return 1\n"
+    ),
+    "type test": (
+        "from fixtures.known_bugs.outcomes import BugObserved\n\n"
+        "def f(errors):\n    return [e for e in errors if isinstance(e, BugObserved)]\n"
+    ),
     "reads a proxy verdict": "from fixtures.proxies.meta_proxy import FINDING\n\ndef f(result):\n    return result.kind == FINDING\n",
 }
 
@@ -158,7 +176,10 @@ def test_aliases_reach_across_modules_and_fixtures_proxies_count(tmp_path: Path)
         "suites/s/test_a.py": "from .findings import Stale\nfrom fixtures.proxies.module_state import held\n\ndef test_a():\n    raise Stale()\n",
         "fixtures/proxies/meta_proxy.py": "FINDING = 'finding'\n\ndef classify(x):\n    return (FINDING, x)\n\ndef helper():\n    return 1\n",
         "fixtures/proxies/module_state.py": "def held(m):\n    return []\n\ndef unused(m):\n    return []\n",
-        "fixtures/known_bugs/outcomes.py": "class BugObserved(AssertionError):\n    pass\n\ndef observe(x, d):\n    if x:\n        raise BugObserved(d)\n",
+        "fixtures/known_bugs/outcomes.py": (
+            "class BugObserved(AssertionError):\n    pass\n\n"
+            "def observe(x, d):\n    if x:\n        raise BugObserved(d)\n"
+        ),
     }
     for path, source in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)

@@ -86,7 +86,11 @@ def test_fault_without_the_fix_reaches_both_cpu_proxies(monkeypatch):
 @pytest.mark.catches("suites/torchvision_8855_pin_memory/test_pin_memory_cpu_proxy.py::test_dataloader_pin_helper_keeps_tv_tensors_cpu_proxy")
 def test_fault_a_helper_that_copies_instead_of_pinning_is_a_harness_error(monkeypatch):
     """A clone in place of the pin keeps every subclass: only `is_pinned` tells it apart."""
-    monkeypatch.setattr(proxy, "pin_batch", lambda batch: torch.utils._pytree.tree_map(lambda leaf: leaf.clone() if isinstance(leaf, torch.Tensor) else leaf, batch))
+    monkeypatch.setattr(
+        proxy,
+        "pin_batch",
+        lambda batch: torch.utils._pytree.tree_map(lambda leaf: leaf.clone() if isinstance(leaf, torch.Tensor) else leaf, batch),
+    )
     with simulated_pinning(), pytest.raises(AssertionError, match="unpinned"):
         proxy.test_dataloader_pin_helper_keeps_tv_tensors_cpu_proxy(None, "dict_of_lists")
 
@@ -111,5 +115,5 @@ def test_cpu_pinning_is_removed_after_use():
 def test_cpu_pinning_is_removed_when_the_test_fails():
     before = pin_behaviour()
     with pytest.raises(ZeroDivisionError), simulated_pinning():
-        1 / 0
+        raise ZeroDivisionError("the test failed")
     assert pin_behaviour() == before

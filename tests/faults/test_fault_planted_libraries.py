@@ -130,7 +130,11 @@ def _planted_stale_bottom_rows(image):
 def leave_stale_bottom_rows(image_module: Path) -> None:
     """torchvision's single-image CPU encode_jpeg encodes a frame whose bottom tenth is the frame
     before's: a partial frame, which the whole-frame mean (1-3 here) does not see."""
-    edit(image_module, "            return torch.ops.image.encode_jpeg(input, quality)\n", "            return torch.ops.image.encode_jpeg(_planted_stale_bottom_rows(input), quality)\n")
+    edit(
+        image_module,
+        "            return torch.ops.image.encode_jpeg(input, quality)\n",
+        "            return torch.ops.image.encode_jpeg(_planted_stale_bottom_rows(input), quality)\n",
+    )
     image_module.write_text(image_module.read_text() + STALE_ROWS)
 
 

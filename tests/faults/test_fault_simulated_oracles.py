@@ -15,8 +15,8 @@ import pytest
 import torch
 from kornia.augmentation import RandomPlanckianJitter
 
-from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, WRONG_DEVICE_OUTPUT
 from fixtures.known_bugs.outcomes import BugObserved
+from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, WRONG_DEVICE_OUTPUT
 from simcuda import describe, simulated_cuda
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
 from suites.kornia_2837_jpeg_device import test_jpeg_device

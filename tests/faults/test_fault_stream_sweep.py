@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from fixtures.proxies.meta_proxy import CLEAN, FINDING
-from simcuda import simulated_cuda
 from fixtures.proxies.stream_proxy import STREAM_RACE, on_two_streams
+from simcuda import simulated_cuda
 
 
 class CachingCall:

@@ -19,7 +19,7 @@ from suites.torch_48419_pin_memory_tuple.oracle import check_containers_kept
 ORIGINAL_PIN = pin_module.pin_memory
 
 
-def pin_with_the_old_tuple_branch(data, device=None):  # noqa: ANN001, ANN201 - the helper's own signature
+def pin_with_the_old_tuple_branch(data, device=None):
     """The helper as before the fix: a plain tuple rebuilt as a list ("Backwards compatibility")."""
     if isinstance(data, tuple) and not hasattr(data, "_fields"):
         return [pin_with_the_old_tuple_branch(sample, device) for sample in data]

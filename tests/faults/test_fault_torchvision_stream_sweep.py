@@ -16,7 +16,7 @@ from simcuda import simulated_cuda
 from suites.torchvision_sweeps.targets import transform_call
 
 
-def checked_on_the_host(record_before_copy: bool):  # noqa: ANN201 - a stand-in for _hsv_to_rgb
+def checked_on_the_host(record_before_copy: bool):
     """_hsv_to_rgb whose result the host checks through a pinned copy, as a library validating its
     output would; the event that should say "copied" is recorded before or after the copy."""
     original = _color._hsv_to_rgb

@@ -116,7 +116,9 @@ def test_a_wrong_frame_attaches_source_decoded_and_their_difference() -> None:
 def test_a_uniform_difference_is_every_block_and_named_a_wrong_frame() -> None:
     source = torch.zeros(3, 16, 24, dtype=torch.uint8)
     decoded = torch.full((3, 16, 24), int(MAX_BLOCK_ABS_DIFF) + 1, dtype=torch.uint8)
-    with pytest.raises(BugObserved, match=f"^{WHERE}: faked worst 8x8 block .* 6 of 6 blocks over \\(noise or a wrong frame\\); whole-frame mean 5.00"):
+    with pytest.raises(
+        BugObserved, match=f"^{WHERE}: faked worst 8x8 block .* 6 of 6 blocks over \\(noise or a wrong frame\\); whole-frame mean 5.00"
+    ):
         check_decoded(source, decoded, WHERE, "faked")
 
 

@@ -65,7 +65,11 @@ def test_no_race_test_waits_for_the_device_before_encoding() -> None:
 def test_the_frame_builders_never_synchronize() -> None:
     """The images are built right before the encode, by the helpers in images.py."""
     tree = ast.parse((SUITE / "images.py").read_text())
-    waits = [f"line {node.lineno}: {call_name(node)}()" for node in ast.walk(tree) if isinstance(node, ast.Call) and call_name(node) in {"synchronize", "wait_stream", "wait_event"}]
+    waits = [
+        f"line {node.lineno}: {call_name(node)}()"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and call_name(node) in {"synchronize", "wait_stream", "wait_event"}
+    ]
     assert not waits, f"images.py waits for the device: {waits}"
 
 

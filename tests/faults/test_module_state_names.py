@@ -39,7 +39,7 @@ class TablesThatCannotMoveToMeta(PlainTables):
     """A move that stops half way, as kornia 0.9's samplers do on meta (bool() of a meta bound):
     its plain tables stay behind because the move never finished, not because it forgot them."""
 
-    def _apply(self, fn, recurse=True):  # noqa: ANN001, ANN202 - nn.Module's signature
+    def _apply(self, fn, recurse=True):
         raise RuntimeError("Tensor.item() cannot be called on meta tensors")
 
 

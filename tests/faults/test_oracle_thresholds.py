@@ -104,7 +104,7 @@ def fraction_for(name: str, past: float | None) -> float:
     return RECORD[name]["worst_correct"] if past is None else past
 
 
-def expect(caught: bool, match: str):  # noqa: ANN201 - a context manager
+def expect(caught: bool, match: str):
     return pytest.raises(BugObserved, match=match) if caught else contextlib.nullcontext()
 
 
@@ -118,11 +118,11 @@ class ShiftedOnMoveJitter(RandomPlanckianJitter):
 
     fraction = 0.0
 
-    def _apply(self, fn, *args, **kwargs):  # noqa: ANN001, ANN202
+    def _apply(self, fn, *args, **kwargs):
         self.moved = True
         return super()._apply(fn, *args, **kwargs)
 
-    def forward(self, *args, **kwargs):  # noqa: ANN202
+    def forward(self, *args, **kwargs):
         out = super().forward(*args, **kwargs)
         allowance = recorded("kornia-2791 moved output", "ATOL"), recorded("kornia-2791 moved output", "RTOL")
         return allowance_shift(out, *allowance, self.fraction) if getattr(self, "moved", False) else out
@@ -167,14 +167,17 @@ def test_fault_kornia_2837_codec_mean_tolerance(
 @pytest.mark.parametrize(("past", "caught"), SIDES)
 def test_fault_kornia_2837_chain_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
     shift = fraction_for("kornia-2837 chain pieces", past) * recorded("kornia-2837 chain pieces", "CHAIN_MEAN_ABS_TOLERANCE")
-    monkeypatch.setitem(chain.CHAIN_PIECES, "gaussian_blur2d", WrongAfterFirstCall(chain.CHAIN_PIECES["gaussian_blur2d"], lambda out, device: out + shift))
+    monkeypatch.setitem(
+        chain.CHAIN_PIECES, "gaussian_blur2d", WrongAfterFirstCall(chain.CHAIN_PIECES["gaussian_blur2d"], lambda out, device: out + shift)
+    )
     with expect(caught, "gaussian_blur2d on cpu differs from CPU"):
         codec.test_chain_piece_on_device_matches_cpu("cpu", None, "gaussian_blur2d")
 
 
 @pytest.mark.catches("suites/sam2_460_cudagraph/oracles.py::check_against_eager", "suites/sam2_460_cudagraph/oracles.py::compare_output")
 @pytest.mark.parametrize(
-    ("name", "tf32"), [pytest.param("sam2-460 compiled vs eager (fp32)", False, id="fp32"), pytest.param("sam2-460 TF32 operands vs fp32", True, id="tf32")]
+    ("name", "tf32"),
+    [pytest.param("sam2-460 compiled vs eager (fp32)", False, id="fp32"), pytest.param("sam2-460 TF32 operands vs fp32", True, id="tf32")],
 )
 @pytest.mark.parametrize(("past", "caught"), SIDES)
 @torch.no_grad()
@@ -185,7 +188,9 @@ def test_fault_sam2_460_compiled_against_eager_tolerance(name: str, tf32: bool, 
     atol, rtol = recorded(name, f"{prefix}ATOL"), recorded(name, f"{prefix}RTOL")
     fraction = fraction_for(name, past)
     with expect(caught, "differs from eager"):
-        sam2.check_against_eager(lambda frame: allowance_shift(encoder(frame), atol, rtol, fraction), eager, frames("cpu"), sam2.comparison_tolerance(tf32, False))
+        sam2.check_against_eager(
+            lambda frame: allowance_shift(encoder(frame), atol, rtol, fraction), eager, frames("cpu"), sam2.comparison_tolerance(tf32, False)
+        )
 
 
 @pytest.mark.catches("suites/sam2_460_cudagraph/test_cudagraph_control.py::close")

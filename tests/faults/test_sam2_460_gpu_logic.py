@@ -39,14 +39,24 @@ def test_fault_tf32_rounding_is_a_false_alarm_at_fp32_tolerance_only() -> None:
     which is why both sides run in full fp32; the TF32 tolerance accepts it, and still catches a
     stale output."""
     weight = torch.randn(16, 3, 1, 1, generator=torch.Generator().manual_seed(3))
-    eager = lambda frame: torch.nn.functional.conv2d(frame, weight)  # noqa: E731
-    rounded = lambda frame: torch.nn.functional.conv2d(tf32_rounded(frame), tf32_rounded(weight))  # noqa: E731
+
+    def eager(frame: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.conv2d(frame, weight)
+
+    def rounded(frame: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.conv2d(tf32_rounded(frame), tf32_rounded(weight))
+
     with pytest.raises(BugObserved, match="differs from eager"):
         check_against_eager(rounded, eager, frames("cpu"), comparison_tolerance(False, False))
     check_against_eager(rounded, eager, frames("cpu"), comparison_tolerance(False, True))
     stale = frames("cpu")
     with pytest.raises(BugObserved, match="differs from eager"):
-        check_against_eager(lambda frame: eager(stale[0]) if frame.shape == stale[0].shape else eager(frame), eager, frames("cpu"), comparison_tolerance(True, True))
+        check_against_eager(
+            lambda frame: eager(stale[0]) if frame.shape == stale[0].shape else eager(frame),
+            eager,
+            frames("cpu"),
+            comparison_tolerance(True, True),
+        )
 
 
 def test_full_fp32_turns_tf32_off_and_restores_it() -> None:
@@ -102,7 +112,10 @@ def test_a_direct_run_without_cuda_graphs_is_inconclusive_never_a_pass(monkeypat
     """Nothing seen wrong and no CUDA graph in use must not pass."""
     fake_gpu_run(monkeypatch, skips_after, recorded, lambda *args: None)
     properties: dict = {}
-    run = lambda: run_glue(lambda k, v: properties.update({k: v}))  # noqa: E731
+
+    def run() -> None:
+        run_glue(lambda k, v: properties.update({k: v}))
+
     if verdict is None:
         run()
     else:

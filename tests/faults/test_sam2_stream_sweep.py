@@ -14,8 +14,10 @@ from fixtures.proxies.meta_proxy import CLEAN, FINDING
 from fixtures.proxies.stream_proxy import on_two_streams
 from simcuda import simulated_cuda
 
-predictor_module = pytest.importorskip("sam2.sam2_video_predictor", reason="sam2 is not installed (the optional extra): SAM2_BUILD_CUDA=0 pip install -e '.[sam2]'")
-from suites.sam2_sweeps.targets import predictor_call, write_frames  # noqa: E402 - sam2 first
+predictor_module = pytest.importorskip(
+    "sam2.sam2_video_predictor", reason="sam2 is not installed (the optional extra): SAM2_BUILD_CUDA=0 pip install -e '.[sam2]'"
+)
+from suites.sam2_sweeps.targets import predictor_call, write_frames  # noqa: E402 - after the sam2 skip above
 
 OFFLOADED = "state offloaded to the CPU"
 
@@ -35,7 +37,7 @@ def test_the_offloaded_masks_are_read_before_their_copy(tmp_path: Path) -> None:
 def test_a_synchronize_after_the_copy_clears_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     original = predictor_module.SAM2VideoPredictor._run_single_frame_inference
 
-    def synchronized(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - sam2's signature
+    def synchronized(self, *args, **kwargs):
         out = original(self, *args, **kwargs)
         torch.cuda.synchronize()
         return out

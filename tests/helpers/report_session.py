@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-
 ENTRY = """
 [{bug_id}]
 title = "{title}"

@@ -13,6 +13,7 @@ from pathlib import Path
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.versions import affected_status
 from tests.conftest import REPO
+from tests.helpers import warm_python
 
 # A conftest printing `seen`, a Python expression, as the session's runs begin (collection over).
 SEEN_AFTER_COLLECTION = """
@@ -42,7 +43,7 @@ def runner_env(gpus: int, **extra: str) -> dict[str, str]:
 
 
 def run(command: list[str], environ: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(command, cwd=REPO, env=environ, capture_output=True, text=True, timeout=900, check=False)
+    return warm_python.run(command, cwd=REPO, env=environ, timeout=900)
 
 
 def pytest_on_the_runner(gpus: int, report_dir: Path, *arguments: str) -> subprocess.CompletedProcess:

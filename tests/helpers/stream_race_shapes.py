@@ -122,13 +122,29 @@ def freed_while_another_stream_reads_it(ordered: bool) -> None:
 
 
 SHAPES: dict[str, RaceShape] = {
-    "side stream reads a default-stream write": RaceShape(side_stream_reads_default_write, "aten::mul", "work queued before", "side stream", sanitizer_sees=True),
-    "default stream reads a side-stream result": RaceShape(default_stream_reads_side_result, "aten::add", "aten::mul", "default stream", sanitizer_sees=True),
-    "event recorded before the work (8587)": RaceShape(event_recorded_before_the_work, "aten::add", "aten::mul", "default stream", sanitizer_sees=True),
-    "pinned copy to the host read before synchronize": RaceShape(copy_to_pinned_read_before_synchronize, "aten::sum", "aten::copy_", "the host", sanitizer_sees=False),
-    "non_blocking .to('cpu') read before synchronize (127612)": RaceShape(non_blocking_to_cpu_read_before_synchronize, "aten::sum", "aten::_to_copy", "the host", sanitizer_sees=False),
-    "pinned source overwritten before its copy is ordered": RaceShape(pinned_source_overwritten_before_the_copy_ran, "aten::fill_", "aten::_to_copy", "the host", sanitizer_sees=False),
+    "side stream reads a default-stream write": RaceShape(
+        side_stream_reads_default_write, "aten::mul", "work queued before", "side stream", sanitizer_sees=True
+    ),
+    "default stream reads a side-stream result": RaceShape(
+        default_stream_reads_side_result, "aten::add", "aten::mul", "default stream", sanitizer_sees=True
+    ),
+    "event recorded before the work (8587)": RaceShape(
+        event_recorded_before_the_work, "aten::add", "aten::mul", "default stream", sanitizer_sees=True
+    ),
+    "pinned copy to the host read before synchronize": RaceShape(
+        copy_to_pinned_read_before_synchronize, "aten::sum", "aten::copy_", "the host", sanitizer_sees=False
+    ),
+    "non_blocking .to('cpu') read before synchronize (127612)": RaceShape(
+        non_blocking_to_cpu_read_before_synchronize, "aten::sum", "aten::_to_copy", "the host", sanitizer_sees=False
+    ),
+    "pinned source overwritten before its copy is ordered": RaceShape(
+        pinned_source_overwritten_before_the_copy_ran, "aten::fill_", "aten::_to_copy", "the host", sanitizer_sees=False
+    ),
     "two streams write one tensor": RaceShape(two_streams_write_one_tensor, "aten::mul_", "aten::add_", "side stream", sanitizer_sees=True),
-    ".item() of a side-stream result": RaceShape(value_read_on_the_default_stream, "aten::_local_scalar_dense", "aten::sum", "default stream", sanitizer_sees=True),
-    "freed without record_stream, then reused": RaceShape(freed_while_another_stream_reads_it, "torch.zeros", "aten::mul", "default stream", sanitizer_sees=False),
+    ".item() of a side-stream result": RaceShape(
+        value_read_on_the_default_stream, "aten::_local_scalar_dense", "aten::sum", "default stream", sanitizer_sees=True
+    ),
+    "freed without record_stream, then reused": RaceShape(
+        freed_while_another_stream_reads_it, "torch.zeros", "aten::mul", "default stream", sanitizer_sees=False
+    ),
 }

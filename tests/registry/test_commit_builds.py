@@ -133,7 +133,9 @@ def test_a_git_build_whose_history_cannot_be_read_is_placed_by_version_and_says_
     status = affected_status(BUGS["kornia-2867"], cache=tmp_path)
     assert status.affected is None
     assert status.basis.startswith("version '0.7.2.dev0' cannot be placed (a development build: only its commit")
-    assert status.basis.endswith(f"commit d6e14859 of file://{tmp_path / 'gone'} (0.7.2.dev0) not placed: file://{tmp_path / 'gone'}: no such repository")
+    assert status.basis.endswith(
+        f"commit d6e14859 of file://{tmp_path / 'gone'} (0.7.2.dev0) not placed: file://{tmp_path / 'gone'}: no such repository"
+    )
 
 
 def test_a_dev_version_without_a_recorded_commit_cannot_be_placed() -> None:

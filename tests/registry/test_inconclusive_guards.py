@@ -31,7 +31,9 @@ BUGS = load_registry()
 
 def test_a_chain_piece_that_cannot_run_on_meta_is_inconclusive(monkeypatch: pytest.MonkeyPatch) -> None:
     """A piece reading a value (`.item()`) cannot run on meta: neither clean nor a finding."""
-    monkeypatch.setitem(chain_meta.CHAIN_PIECES, "reads_a_value", lambda device: torch.ones(2, device=device) * torch.ones(1, device=device).sum().item())
+    monkeypatch.setitem(
+        chain_meta.CHAIN_PIECES, "reads_a_value", lambda device: torch.ones(2, device=device) * torch.ones(1, device=device).sum().item()
+    )
     with pytest.raises(Inconclusive, match="^reads_a_value cannot run on meta: "):
         chain_meta.test_chain_piece_stays_on_meta("reads_a_value")
 
@@ -39,7 +41,7 @@ def test_a_chain_piece_that_cannot_run_on_meta_is_inconclusive(monkeypatch: pyte
 class JitterThatCannotMoveToMeta(RandomPlanckianJitter):
     """Its `.to()` reads a value, as kornia 0.9.0's sampler does on meta."""
 
-    def _apply(self, fn, *args, **kwargs):  # noqa: ANN001, ANN202
+    def _apply(self, fn, *args, **kwargs):
         moved = super()._apply(fn, *args, **kwargs)
         torch.zeros(1, device=fn(torch.zeros(1)).device).item()
         return moved

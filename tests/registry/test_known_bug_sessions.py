@@ -109,7 +109,13 @@ def test_inconclusive_is_neither_pass_nor_failure(harness, registry) -> None:
     result = harness.runpytest(f"--bug-registry={registry}", "-rs")
     result.assert_outcomes(skipped=1)
     # The verdict table comes last, after pytest's short summary, right above the final counts.
-    result.stdout.fnmatch_lines(["SKIPPED*inconclusive: meta tensors have no data*", "*known-bug verdicts*", "bug*verdict*evidence*release*detail", "fixed-det*inconclusive*proxy*", "*1 skipped*"])
+    result.stdout.fnmatch_lines([
+        "SKIPPED*inconclusive: meta tensors have no data*",
+        "*known-bug verdicts*",
+        "bug*verdict*evidence*release*detail",
+        "fixed-det*inconclusive*proxy*",
+        "*1 skipped*",
+    ])
 
 
 @pytest.mark.parametrize(
@@ -326,7 +332,9 @@ def test_list_bugs_prints_what_each_outcome_would_mean(harness, registry) -> Non
 
 def test_list_bugs_says_not_affected_for_a_release_before_the_range(harness, tmp_path: Path) -> None:
     registry = tmp_path / "later.toml"
-    registry.write_text(ENTRY.format(bug_id="later-det", affected=">=999,<1000", kind="deterministic").replace('first_fixed = "999"', 'first_fixed = "1000"'))
+    registry.write_text(
+        ENTRY.format(bug_id="later-det", affected=">=999,<1000", kind="deterministic").replace('first_fixed = "999"', 'first_fixed = "1000"')
+    )
     result = harness.runpytest(f"--bug-registry={registry}", "--list-bugs")
     result.stdout.fnmatch_lines(["later-det*pytest*regressed*not-affected*before 999 where the affected range*begins"])
 
@@ -365,7 +373,10 @@ def test_a_module_that_fails_to_collect_makes_every_bug_whose_tests_did_not_run_
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines([
         "*known-bug verdicts*",
-        "fake-11*error*the session stopped before this bug's tests all ran: 1 error(s) during collection: suites/fake_12_two/test_two.py: ModuleNotFoundError: No module named 'no_such_library'",
+        (
+            "fake-11*error*the session stopped before this bug's tests all ran: 1 error(s) during collection: "
+            "suites/fake_12_two/test_two.py: ModuleNotFoundError: No module named 'no_such_library'"
+        ),
         "fake-12*error*collection error: ModuleNotFoundError: No module named 'no_such_library'",  # its own error names more
     ])
     document = json.loads((tmp_path / "out" / "results.json").read_text())
@@ -398,13 +409,22 @@ def test_a_run_stopped_by_x_charges_the_bugs_it_did_not_reach(harness, tmp_path:
     (harness.path / "suites" / "fake_11_one" / "test_0_first.py").write_text(failing_first)
     result = suites_session(harness, tmp_path, SUITE_TEST.format(bug_id="fake-12"), "-x")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["fake-11*error*1 test(s) errored*", "fake-12*error*the session stopped before this bug's tests all ran: stopping after 1 failures*"])
+    result.stdout.fnmatch_lines([
+        "fake-11*error*1 test(s) errored*",
+        "fake-12*error*the session stopped before this bug's tests all ran: stopping after 1 failures*",
+    ])
 
 
 def test_an_internal_error_still_prints_the_verdict_table_every_bug_an_error(harness, tmp_path: Path) -> None:
-    harness.makeconftest(harness.path.joinpath("conftest.py").read_text() + "\ndef pytest_runtestloop(session):\n    raise RuntimeError('a plugin broke')\n")
+    harness.makeconftest(
+        harness.path.joinpath("conftest.py").read_text() + "\ndef pytest_runtestloop(session):\n    raise RuntimeError('a plugin broke')\n"
+    )
     result = suites_session(harness, tmp_path, SUITE_TEST.format(bug_id="fake-12"))
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
-    result.stdout.fnmatch_lines(["*known-bug verdicts*", "fake-11*error*an internal error of pytest or a plugin*", "fake-12*error*an internal error*"])
+    result.stdout.fnmatch_lines([
+        "*known-bug verdicts*",
+        "fake-11*error*an internal error of pytest or a plugin*",
+        "fake-12*error*an internal error*",
+    ])
     document = json.loads((tmp_path / "out" / "results.json").read_text())
     assert {v["verdict"] for v in document["verdicts"]} == {"error"}

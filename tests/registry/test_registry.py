@@ -14,6 +14,7 @@ from packaging.version import Version
 
 from fixtures.known_bugs.registry import DEFAULT_REGISTRY, Bug, RegistryError, load_registry, parse_bug
 from tests.conftest import REPO
+from tests.helpers import warm_python
 
 VALID_ENTRY = """
 [demo-1]
@@ -202,9 +203,9 @@ JPEG_SUITES = ("suites/torchvision_8587_encode_jpeg", "suites/torchvision_9060_t
 
 
 def collected_for_bug(bug_id: str) -> set[str]:
-    run = subprocess.run(
+    run = warm_python.run(
         [sys.executable, "-m", "pytest", *JPEG_SUITES, "--bug", bug_id, "--collect-only", "-q", "-p", "no:cacheprovider", "--device", "cpu"],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        cwd=REPO, timeout=600,
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     return {line.split("::")[0] for line in run.stdout.splitlines() if "::" in line}
@@ -221,7 +222,10 @@ def test_each_jpeg_bug_collects_only_its_own_tests() -> None:
 
 def test_no_tracked_file_points_to_facts_outside_the_repository() -> None:
     """The bugs' facts live in the suites' READMEs: a user's checkout has no shared/ folder beside it."""
-    listed = subprocess.run(["git", "grep", "-n", "-E", r"(\.\./shared|shared/(bugs|simulated-device|simulation-v2)\.md)"], cwd=REPO, capture_output=True, text=True, check=False)
+    listed = subprocess.run(
+        ["git", "grep", "-n", "-E", r"(\.\./shared|shared/(bugs|simulated-device|simulation-v2)\.md)"],
+        cwd=REPO, capture_output=True, text=True, check=False,
+    )
     if listed.returncode == 128:
         pytest.skip(f"not a git checkout: {listed.stderr.strip()}")
     assert listed.stdout == "", f"references to files outside the repository:\n{listed.stdout}"

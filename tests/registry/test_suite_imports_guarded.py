@@ -32,7 +32,11 @@ def unguarded_imports(source: str, libraries: list[str]) -> list[int]:
     for node in ast.walk(tree):
         if id(node) in inside_functions:
             continue
-        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        names = (
+            [alias.name for alias in node.names] if isinstance(node, ast.Import)
+            else [node.module or ""] if isinstance(node, ast.ImportFrom)
+            else []
+        )
         if any(name.partition(".")[0] in libraries for name in names):
             lines.append(node.lineno)
     return lines
@@ -49,7 +53,9 @@ def test_suites_import_the_libraries_they_test_only_through_library_api() -> Non
         for path in SUITES.rglob("*.py")
         for line in unguarded_imports(path.read_text(encoding="utf-8"), LIBRARIES)
     }
-    assert not found, f"import these through fixtures.known_bugs.library_api (a plain import breaks collection on releases without them): {sorted(found)}"
+    assert not found, (
+        f"import these through fixtures.known_bugs.library_api (a plain import breaks collection on releases without them): {sorted(found)}"
+    )
 
 
 def test_absent_reason_names_the_first_release_and_reads_back() -> None:

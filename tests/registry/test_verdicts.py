@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from fixtures.known_bugs import versions
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.verdicts import (
     CONTROL,
@@ -16,10 +17,10 @@ from fixtures.known_bugs.verdicts import (
     NOT_AFFECTED,
     NOT_OBSERVED,
     OBSERVED,
+    PRECEDENCE,
     PROXY,
     SIMULATED,
     SKIPPED,
-    PRECEDENCE,
     Observation,
     bug_verdict,
     control_fired_message,
@@ -27,14 +28,13 @@ from fixtures.known_bugs.verdicts import (
     not_installed_message,
     regressed_message,
     reproduced_reason,
+    role_of_test,
     stale_registry_message,
     stopped_verdict,
     verdict_fails_test,
-    role_of_test,
     verdict_for,
     verdict_of_test,
 )
-from fixtures.known_bugs import versions
 from fixtures.known_bugs.versions import AffectedStatus, affected_status, place_release, range_start, version_is_affected, version_predates
 
 BUGS = load_registry()
@@ -643,7 +643,9 @@ def test_a_clean_run_on_an_unplaced_build_records_not_observed_which_bisect_read
     """Bisect judges a commit by the observation, since its dev version gives no verdict."""
     from reports.bisect.answers import step_answer
 
-    decided = bug_verdict(BUGS["kornia-2867"], place_release(BUGS["kornia-2867"], "0.7.2.dev0", None), [Observation("m.py::t", SIMULATED, NOT_OBSERVED)])
+    decided = bug_verdict(
+        BUGS["kornia-2867"], place_release(BUGS["kornia-2867"], "0.7.2.dev0", None), [Observation("m.py::t", SIMULATED, NOT_OBSERVED)]
+    )
     assert (decided.verdict, decided.observation) == (INCONCLUSIVE, NOT_OBSERVED)
     record = {"verdict": decided.verdict, "observation": decided.observation, "detail": decided.detail}
     answer = step_answer(record, "deterministic", fixed=False)

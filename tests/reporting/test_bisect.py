@@ -85,7 +85,10 @@ def test_the_pull_request_a_subject_names(subject: str, pr: str | None) -> None:
 
 
 # The tiny package: tinybug.double() doubles, except where the bug is planted.
-PYPROJECT = '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n[project]\nname = "tinybug"\nversion = "{version}"\n'
+PYPROJECT = (
+    '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+    '[project]\nname = "tinybug"\nversion = "{version}"\n'
+)
 SOURCE = {"ok": "def double(x):\n    return 2 * x\n", "bug": "def double(x):\n    return 2 * x + 1\n"}
 REGISTRY = """[tinybug-1]
 title = "double() is off by one"
@@ -110,7 +113,8 @@ def make_repository(path: Path, history: list[tuple[str, str]]) -> list[str]:
     """One commit per (state, subject): state "ok", "bug", or "broken" (a pyproject that does not
     parse, so the commit does not build). The commits' hashes, oldest first."""
     path.mkdir()
-    git = lambda *arguments: subprocess.run(["git", *arguments], cwd=path, check=True, capture_output=True, text=True)  # noqa: E731
+    def git(*arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *arguments], cwd=path, check=True, capture_output=True, text=True)
     git("init", "--quiet", "--initial-branch=main")
     commits = []
     for number, (state, subject) in enumerate(history):
@@ -166,7 +170,9 @@ def test_bisect_names_the_commit_that_planted_the_bug_and_skips_the_one_that_doe
     steps = {step["commit"]: step for step in document["steps"]}
     assert steps[commits[0]]["term"] == "good" and steps[commits[6]]["term"] == "bad"  # the ends, tested first
     assert steps[commits[BROKEN]]["term"] == "skip" and "install failed" in steps[commits[BROKEN]]["reason"]
-    assert all(step["term"] == ("bad" if commits.index(step["commit"]) >= PLANTED else "good") for step in document["steps"] if step["term"] != "skip")
+    assert all(
+        step["term"] == ("bad" if commits.index(step["commit"]) >= PLANTED else "good") for step in document["steps"] if step["term"] != "skip"
+    )
     assert {step["evidence"] for step in document["steps"] if step["term"] != "skip"} == {"proxy"}
     assert f"first_bad: {commits[PLANTED]} speed up double" in printed
     assert sum(line.startswith("bisect step") for line in printed.splitlines()) == len(document["steps"])  # a line per step

@@ -80,7 +80,10 @@ def kornia_071(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """kornia 0.7.1 from the package index in a folder of its own, as the README's /tmp/k071."""
     folder = tmp_path_factory.mktemp("k071")
     subprocess.run(
-        [find_uv_bin(), "pip", "install", "--quiet", "--native-tls", "--no-deps", "--python", sys.executable, "--target", str(folder), "kornia==0.7.1"],
+        [
+            find_uv_bin(), "pip", "install", "--quiet", "--native-tls", "--no-deps", "--python", sys.executable, "--target", str(folder),
+            "kornia==0.7.1",
+        ],
         check=True, capture_output=True, timeout=300,
     )
     return folder

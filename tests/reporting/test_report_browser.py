@@ -19,6 +19,7 @@ import pytest
 
 from reports.__main__ import main as reports_command
 from tests.conftest import REPO
+from tests.helpers import warm_python
 from tests.helpers.report_session import BEFORE, BUGS, NOW, run_session
 
 CHROMIUM = shutil.which("chromium")
@@ -157,32 +158,35 @@ def layout_of(page: Path, profile: Path) -> dict:
     return json.loads(re.search(r'<pre id="layout-probe">(.*?)</pre>', dumped.stdout, re.S).group(1))
 
 
+TABLE_STARTS_WITHIN = 160  # px: the page's title and the run's line above it (139 at 1280 wide)
 FAILURE_FOLLOWS_WITHIN = 200  # px: the sweep findings' summary, the results' counts and filter lines, the header row (190 at 1280 wide)
 
 
 def test_a_cpu_run_opens_on_its_verdicts_and_its_failure(screenshots: Path, tmp_path: Path, record_property) -> None:
     """The suites as a CPU machine runs them (every device the machine lacks a skip), plus one
-    planted failure: in a 1280x800 window the page opens on the whole verdict table, and that
-    failure (its row and first log lines) follows it with only the sweep findings' three-line
-    summary and the results table's head between. Each registered bug adds a row above the
-    failure, so where it falls is measured from the table, not from the window's edge."""
+    planted failure: in a 1280x800 window the page opens on the verdict table, right under its
+    title, and that failure (its row and first log lines) follows the table with only the sweep
+    findings' three-line summary and the results table's head between. Each registered bug adds a
+    row to the table, so every position is measured from the page's top or from the table, never
+    from the window's bottom edge: a new bug cannot break it."""
     planted = tmp_path / "planted" / "test_planted_failure.py"
     planted.parent.mkdir()
     planted.write_text(PLANTED_FAILURE, encoding="utf-8")
     report = tmp_path / "report"
-    run = subprocess.run(
+    run = warm_python.run(
         [sys.executable, "-m", "pytest", "suites", str(planted), f"--rootdir={REPO}", "-p", "no:cacheprovider", "-q", f"--report-dir={report}"],
-        cwd=REPO, capture_output=True, text=True, timeout=900, check=False,
+        cwd=REPO, timeout=900,
     )
     assert run.returncode == 1 and "1 failed" in run.stdout, run.stdout[-3000:]
     page = report / "report.html"
     record_property("report_bytes", page.stat().st_size)
     layout = layout_of(page, tmp_path / "profile")
-    height = VIEWPORT[1]
-    assert layout["verdicts"]["top"] >= 0 and layout["verdicts"]["bottom"] <= height, layout["verdicts"]
+    assert 0 <= layout["verdicts"]["top"] <= TABLE_STARTS_WITHIN, layout["verdicts"]
     (failure,) = layout["failed"]
     assert failure["test"].endswith("test_planted_failure")
-    assert layout["verdicts"]["bottom"] < failure["row"]["top"] <= layout["verdicts"]["bottom"] + FAILURE_FOLLOWS_WITHIN, (layout["verdicts"], failure)
+    assert (
+        layout["verdicts"]["bottom"] < failure["row"]["top"] <= layout["verdicts"]["bottom"] + FAILURE_FOLLOWS_WITHIN
+    ), (layout["verdicts"], failure)
     assert failure["log"]["top"] - failure["row"]["top"] <= 40, failure  # its log opens right under its row
     screenshot = screenshots / "report-cpu-run-1280x800.png"
     subprocess.run(

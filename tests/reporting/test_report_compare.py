@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from reports.__main__ import main
 from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
 from reports.across_runs.matrix import matrix_columns, matrix_html, report_href
 from tests.conftest import REPO
+from tests.helpers import warm_python
 
 ENVIRONMENT = {
     "packages": {"torch": "2.6.0", "torchvision": "0.21.0", "kornia": "0.7.1"},
@@ -100,7 +100,9 @@ def test_matrix_has_a_column_per_job_sorted_by_release_and_gpu(tmp_path: Path) -
         (tmp_path / "k071" / "results.json", document({"a-1": "reproduced", "b-2": "skipped"}, {})),
     ]
     columns = matrix_columns(documents, tmp_path / "matrix.html")
-    assert [(c.releases[-1], c.gpu, c.job) for c in columns] == [("kornia 0.7.1", "1 x NVIDIA A100", "k071"), ("kornia 0.7.2", "CPU only", "k072-cpu")]
+    assert [(c.releases[-1], c.gpu, c.job) for c in columns] == [
+        ("kornia 0.7.1", "1 x NVIDIA A100", "k071"), ("kornia 0.7.2", "CPU only", "k072-cpu")
+    ]
     page = matrix_html(columns)
     assert page.count('<tr data-bug="a-1">') == 1 and page.count('<tr data-bug="b-2">') == 1
     assert '<a href="k071/report.html"><span class="verdict verdict-reproduced">reproduced</span></a>' in page
@@ -165,8 +167,8 @@ def test_unwritable_page_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
 
 
 def test_module_runs_as_a_command_without_traceback(tmp_path: Path) -> None:
-    done = subprocess.run(
+    done = warm_python.run(
         [sys.executable, "-m", "reports", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
-        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert done.returncode == 2 and done.stderr == f"error: {tmp_path / 'a.json'}: cannot read: No such file or directory\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reports.run.environment import environment_rows
 from reports.pages.html import VERDICTS_CSS, sweeps_summary, verdict_table
+from reports.run.environment import environment_rows
 from reports.run.plugin_html import escaped_rows, thumbnail_strip
 from tests.helpers.report_session import NOW, OUTCOMES, run_session
 

@@ -10,10 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from reports.__main__ import main
 from fixtures.known_bugs.registry import DEFAULT_REGISTRY, load_registry
+from reports.__main__ import main
 from reports.scan.run import (
-    ReleaseRun, ScanError, bug_scans, environment_requirements, package_policy, release_verdicts, scan, selected_bugs, summary_lines,
+    ReleaseRun,
+    ScanError,
+    bug_scans,
+    environment_requirements,
+    package_policy,
+    release_verdicts,
+    scan,
+    selected_bugs,
+    summary_lines,
 )
 
 REPO = Path(__file__).resolve().parents[2]

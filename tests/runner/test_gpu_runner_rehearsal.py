@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from conftest import pytest_plugins as HARNESS_PLUGINS
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.versions import affected_status
 from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
@@ -36,8 +37,8 @@ from reports.acceptance.summary import combined_lines, missing_results_lines
 from reports.run.loading import ResultsError, load_results
 from reports.scan.run import install_into, release_folder
 from simcuda import SimulationUnsupported, simulated_cuda
-from conftest import pytest_plugins as HARNESS_PLUGINS
 from tests.conftest import REPO
+from tests.helpers import warm_python
 from tests.helpers.simulated_runner import SEEN_AFTER_COLLECTION
 from tests.reporting.test_scan_release import needs_pypi
 
@@ -215,9 +216,9 @@ def kornia_releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]
 
 
 def strict_sweeps_run(folder: Path, report_dir: Path, *arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return warm_python.run(
         [sys.executable, "-m", "pytest", "--strict-sweeps", "-p", "no:cacheprovider", f"--report-dir={report_dir}", *arguments],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(folder)}, capture_output=True, text=True, timeout=900, check=False,
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(folder)}, timeout=900,
     )
 
 
@@ -238,7 +239,9 @@ def test_a_finding_no_one_triaged_for_the_release_still_fails(kornia_releases, t
     text = DEFAULT_ALLOWLIST.read_text(encoding="utf-8")
     narrowed = tmp_path / "allowlist.toml"
     narrowed.write_text(_without_table(text, '[state."kornia.enhance.Normalize"]'), encoding="utf-8")
-    done = strict_sweeps_run(kornia_releases["0.7.2"], tmp_path / "report", f"--sweep-allowlist={narrowed}", "suites/kornia_sweeps/test_state_sweep.py")
+    done = strict_sweeps_run(
+        kornia_releases["0.7.2"], tmp_path / "report", f"--sweep-allowlist={narrowed}", "suites/kornia_sweeps/test_state_sweep.py"
+    )
     assert done.returncode == 1
     failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED")]
     assert len(failed) == 1 and "kornia.enhance.Normalize" in failed[0], failed
@@ -260,9 +263,8 @@ def verdicts_of(report_dir: Path) -> dict[str, tuple[str, str | None]]:
 
 
 def suites_run(report_dir: Path, *arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--report-dir={report_dir}", *arguments],
-        cwd=REPO, capture_output=True, text=True, timeout=900, check=False,
+    return warm_python.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--report-dir={report_dir}", *arguments], cwd=REPO, timeout=900,
     )
 
 
@@ -277,8 +279,13 @@ def test_the_simulated_device_never_reaches_the_real_cuda_guard(tmp_path: Path) 
     registry = load_registry()
     expected = {bug: ("reproduced" if affected_status(registry[bug]).affected else "fixed", "simulated") for bug in bugs}
     assert verdicts_of(tmp_path / "guarded") == expected
-    sweep = suites_run(tmp_path / "sweep", "-p", "tests.helpers.real_cuda_guard", "--strict-sweeps", "--device", "simcuda:1", "suites/kornia_sweeps/test_device_sweep.py")
-    assert sweep.returncode == 0, "\n".join(line for line in sweep.stdout.splitlines() if line.startswith(("FAILED", "ERROR")))[-3000:] + sweep.stderr[-2000:]
+    sweep = suites_run(
+        tmp_path / "sweep", "-p", "tests.helpers.real_cuda_guard", "--strict-sweeps", "--device", "simcuda:1",
+        "suites/kornia_sweeps/test_device_sweep.py",
+    )
+    assert sweep.returncode == 0, (
+        "\n".join(line for line in sweep.stdout.splitlines() if line.startswith(("FAILED", "ERROR")))[-3000:] + sweep.stderr[-2000:]
+    )
 
 
 # sam2 0.4.1's caching pattern (the cache filled by the compiled call, handed back as stored), not
@@ -325,7 +332,9 @@ def test_sam2_460_direct_oracle_sees_the_overwrite_that_fires_before_a_graph_is_
     harness.makepyfile(SAM2_041_DIRECT)
     # A process of its own: the simulated tree imports torch._inductor, which must not be dropped
     # from this process's modules by an in-process session's cleanup (it registers C++ operators).
-    result = harness.runpytest_subprocess(f"--bug-registry={registry}", "--device", "simcuda:1", "-p", "no:cacheprovider", f"--report-dir={tmp_path / 'report'}")
+    result = harness.runpytest_subprocess(
+        f"--bug-registry={registry}", "--device", "simcuda:1", "-p", "no:cacheprovider", f"--report-dir={tmp_path / 'report'}"
+    )
     (verdict,) = json.loads((tmp_path / "report" / "results.json").read_text())["verdicts"]
     assert (verdict["verdict"], verdict["evidence"]) == ("reproduced", "simulated"), verdict
     assert "accessing tensor output of CUDAGraphs that has been overwritten" in verdict["detail"]

@@ -32,7 +32,9 @@ def test_steps_select_like_the_workflow_and_use_one_worker_per_gpu(tmp_path: Pat
         assert {"--require-gpu", "--strict-sweeps"} <= set(command)
         assert command[command.index("--device") + 1] == "cuda"  # every visible GPU
         assert command[-1] == f"--report-dir={tmp_path / step.name}"
-    assert list(conformance.command) == ["python", "-m", "pytest", CONFORMANCE_TESTS, "-p", "no:cacheprovider", f"--report-dir={tmp_path / 'conformance'}"]
+    assert list(conformance.command) == [
+        "python", "-m", "pytest", CONFORMANCE_TESTS, "-p", "no:cacheprovider", f"--report-dir={tmp_path / 'conformance'}"
+    ]
     assert (REPO / CONFORMANCE_TESTS).is_file() and dict(conformance.environment) == {"PYTEST_ADDOPTS": ""}
     assert (parallel.judges_bugs, serial.judges_bugs, conformance.judges_bugs) == (True, True, False)
     with pytest.raises(ValueError, match="needs a visible GPU"):
@@ -52,8 +54,14 @@ def results(exit_status: int = 1, tv_9606: str = "reproduced") -> dict:
         {"bug_id": "sam2-460", "verdict": "skipped", "evidence": None, "detail": "sam2 not installed"},
     ]
     tests = [
-        {"nodeid": "a[cuda:0]", "outcome": "xfailed", "message": "", "properties": {"known_bug": "torchvision-9606", "gpu": "0: NVIDIA H100 (GPU-aa)"}},
-        {"nodeid": "a[cuda:1]", "outcome": "xfailed", "message": "", "properties": {"known_bug": "torchvision-9606", "gpu": "1: NVIDIA H100 (GPU-bb)"}},
+        {
+            "nodeid": "a[cuda:0]", "outcome": "xfailed", "message": "",
+            "properties": {"known_bug": "torchvision-9606", "gpu": "0: NVIDIA H100 (GPU-aa)"},
+        },
+        {
+            "nodeid": "a[cuda:1]", "outcome": "xfailed", "message": "",
+            "properties": {"known_bug": "torchvision-9606", "gpu": "1: NVIDIA H100 (GPU-bb)"},
+        },
         {"nodeid": "a[cpu]", "outcome": "passed", "message": "", "properties": {"known_bug": "torchvision-9606"}},
     ]
     return results_document(started="s", finished="f", exit_status=exit_status, environment={}, verdicts=verdicts, tests=tests, sections={})
@@ -245,7 +253,14 @@ def test_the_combined_line_says_which_bugs_too_few_gpus_left_undecided() -> None
     def step(verdict: str, detail: str, tests: list[dict]) -> dict:
         return {"verdicts": [{"bug_id": "kornia-2791", "verdict": verdict, "detail": detail}], "tests": tests}
 
-    skipped = {"nodeid": "t[cuda:1]", "outcome": "skipped", "message": "cuda:1 requested, 1 CUDA device visible", "properties": {"known_bug": "kornia-2791"}}
-    lines = combined_lines({"parallel": step("fixed", "4 test(s)", []), "serial": step("skipped", "cuda:1 requested, 1 CUDA device visible", [skipped])})
-    assert lines[1] == "  kornia-2791       fixed           (parallel fixed, serial skipped); UNDECIDED on too few GPUs: cuda:1 requested, 1 CUDA device visible"
+    skipped = {
+        "nodeid": "t[cuda:1]", "outcome": "skipped", "message": "cuda:1 requested, 1 CUDA device visible",
+        "properties": {"known_bug": "kornia-2791"},
+    }
+    lines = combined_lines(
+        {"parallel": step("fixed", "4 test(s)", []), "serial": step("skipped", "cuda:1 requested, 1 CUDA device visible", [skipped])}
+    )
+    assert lines[1] == (
+        "  kornia-2791       fixed           (parallel fixed, serial skipped); UNDECIDED on too few GPUs: cuda:1 requested, 1 CUDA device visible"
+    )
     assert "UNDECIDED" not in combined_lines({"parallel": step("fixed", "4 test(s)", [])})[1]

@@ -27,6 +27,7 @@ from packaging.version import Version
 
 from reports.run.results import results_document
 from tests.conftest import REPO
+from tests.helpers import warm_python
 from tests.reporting.test_report_compare import ENVIRONMENT
 
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -79,7 +80,7 @@ def evaluate_if(expression: str, github: dict) -> bool:
     property paths, string literals, ==, !=, &&, || and parentheses)."""
     assert re.fullmatch(r"[\w.\s'()=!&|-]+", expression) and "__" not in expression, f"unexpected syntax in {expression!r}"
     python = expression.replace("&&", " and ").replace("||", " or ")
-    return bool(eval(python, {"__builtins__": {}}, {"github": as_context(github)}))  # noqa: S307 - checked above
+    return bool(eval(python, {"__builtins__": {}}, {"github": as_context(github)}))
 
 
 def pull_request(head_repo: str, action: str = "synchronize", label: str | None = None) -> dict:
@@ -173,9 +174,9 @@ def test_the_two_steps_split_every_gpu_test_between_them(harness, monkeypatch) -
 
 
 def collected_ids(*options: str) -> set[str]:
-    run = subprocess.run(
+    run = warm_python.run(
         [sys.executable, "-m", "pytest", "suites", "--collect-only", "-q", "-p", "no:cacheprovider", "--device", "cuda:0,cuda:1", *options],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        cwd=REPO, timeout=600,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return {line for line in run.stdout.splitlines() if "::" in line}

@@ -18,6 +18,7 @@ from reports.acceptance.steps import OBSERVED_ROOT, acceptance_root
 from tests.conftest import REPO
 from tests.helpers.simulated_runner import SEEN_AFTER_COLLECTION, SELECTED, check_a_runner_report, failures, pytest_on_the_runner, run, runner_env
 
+
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_the_default_run_on_the_runner(gpus: int, tmp_path: Path) -> None:
     done = pytest_on_the_runner(gpus, tmp_path, *SELECTED.split())
@@ -45,7 +46,9 @@ def test_reports_observed_never_receives_a_runner_run() -> None:
     assert not acceptance_root(None, simulated_runner=True).is_relative_to(OBSERVED_ROOT)
 
 
-ONE_GPU_CONFTEST = SEEN_AFTER_COLLECTION.format(seen='(torch.cuda.is_available(), torch.cuda.device_count(), str(torch.zeros(1, device="cuda").device))')
+ONE_GPU_CONFTEST = SEEN_AFTER_COLLECTION.format(
+    seen='(torch.cuda.is_available(), torch.cuda.device_count(), str(torch.zeros(1, device="cuda").device))'
+)
 COLLECTION_TIME_DEVICES = """
 import torch
 

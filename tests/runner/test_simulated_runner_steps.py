@@ -17,6 +17,7 @@ from reports.acceptance.steps import OBSERVED_ROOT
 from tests.helpers.simulated_runner import DECIDED, SELECTED, expected_verdict, failures, run, runner_env
 from tests.runner.test_report_workflow import load_workflow, parallel_and_serial_steps
 
+
 def workflow_step(words: list[str], gpus: int, report_dir: Path) -> list[str]:
     """A workflow step's pytest words as tox runs them for the `current` environment: its shared
     options and GPU count filled in, its reports written under `report_dir` (the checkout stays

@@ -16,6 +16,7 @@ import pytest
 
 from reports.run.plugin_results import SELF_TEST_ENV
 from tests.conftest import REPO
+from tests.helpers import warm_python
 
 REPORTS = REPO / "reports" / "out"
 
@@ -64,10 +65,10 @@ def test_a_suites_session_from_the_checkout_leaves_it_as_found() -> None:
     """What `pytest tests` did wrong before: a session of suites/ started from the checkout (the
     CUDA tripwire's collection, say) replaced the suites' reports with its own."""
     before = checkout_state()
-    run = subprocess.run(
+    run = warm_python.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--device", "cpu",
          "suites/kornia_2791_planckian_jitter/test_planckian_jitter_state.py"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        cwd=REPO, timeout=300,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "kornia-2791" in run.stdout  # the session drew its verdicts: it ran, it only wrote nothing

@@ -138,11 +138,11 @@ def test_a_changes_everything():
     "fixtures/determinism/torch_state.py::seeded_and_restored",
 )
 def test_fault_a_test_that_changes_global_state_leaves_none_behind(harness) -> None:
-    from fixtures.determinism.torch_state import current_flags
-
     import random
 
     import numpy as np
+
+    from fixtures.determinism.torch_state import current_flags
 
     # The deterministic-mode setter imports torch._inductor (~900 modules, one of which registers a
     # C++ operator library). Imported first inside the in-process session, pytester would drop them

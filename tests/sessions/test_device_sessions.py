@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 import torch
 
 from tests.conftest import HARNESS_PLUGINS, REPO
+from tests.helpers import warm_python
 
 DEVICE_TEST = """
 def test_body(device):
@@ -193,9 +193,9 @@ def test_collecting_every_suite_never_initialises_cuda(tmp_path: Path) -> None:
     flag = tmp_path / "cuda-initialised"
     (tmp_path / "cuda_tripwire.py").write_text(TRIPWIRE.format(flag=str(flag)))
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    run = subprocess.run(
+    run = warm_python.run(
         [sys.executable, "-m", "pytest", "-p", "cuda_tripwire", "--collect-only", "-q", "-p", "no:cacheprovider", "suites"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        cwd=REPO, env=env, timeout=300,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert not flag.exists()

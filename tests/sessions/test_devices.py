@@ -5,6 +5,13 @@ from __future__ import annotations
 import pytest
 
 from fixtures.devices.driver import driver_shortfall
+from fixtures.devices.gpus import (
+    caller_visible_cuda_devices,
+    gpu_for_new_worker,
+    gpu_label,
+    physical_gpu,
+    xdist_worker_index,
+)
 from fixtures.devices.spec import (
     DeviceSpecError,
     body_device,
@@ -13,13 +20,6 @@ from fixtures.devices.spec import (
     min_cuda_devices_skip_reason,
     parse_device_spec,
     simulated_index,
-)
-from fixtures.devices.gpus import (
-    caller_visible_cuda_devices,
-    gpu_for_new_worker,
-    gpu_label,
-    physical_gpu,
-    xdist_worker_index,
 )
 
 
@@ -150,10 +150,25 @@ def test_physical_gpu_and_its_label() -> None:
     [
         ("580.65.06", "13.0", None),
         ("580.126.09", "13.2", None),
-        ("550.54.15", "13.2", "NVIDIA driver 550.54.15 cannot run torch's CUDA 13.2 build (it needs 580 or newer): update the driver, or install torch built for CUDA 12 (the cu12x wheels)"),
+        (
+            "550.54.15",
+            "13.2",
+            "NVIDIA driver 550.54.15 cannot run torch's CUDA 13.2 build (it needs 580 or newer): "
+            "update the driver, or install torch built for CUDA 12 (the cu12x wheels)",
+        ),
         ("525.60.13", "12.6", None),  # the first of CUDA 12's minor-version compatibility
-        ("525.60.12", "12.6", "NVIDIA driver 525.60.12 cannot run torch's CUDA 12.6 build (it needs 525.60.13 or newer): update the driver, or install torch built for CUDA 11 (the cu11x wheels)"),
-        ("418.39", "12.1", "NVIDIA driver 418.39 cannot run torch's CUDA 12.1 build (it needs 525.60.13 or newer): update the driver, or no listed CUDA release runs on it"),
+        (
+            "525.60.12",
+            "12.6",
+            "NVIDIA driver 525.60.12 cannot run torch's CUDA 12.6 build (it needs 525.60.13 or newer): "
+            "update the driver, or install torch built for CUDA 11 (the cu11x wheels)",
+        ),
+        (
+            "418.39",
+            "12.1",
+            "NVIDIA driver 418.39 cannot run torch's CUDA 12.1 build (it needs 525.60.13 or newer): "
+            "update the driver, or no listed CUDA release runs on it",
+        ),
         (None, "13.0", None),  # no NVIDIA driver: a CPU machine
         ("550.54.15", None, None),  # a CPU build of torch
         ("550.54.15", "10.2", None),  # a CUDA release the table does not list

@@ -25,6 +25,7 @@ import pytest
 
 from reports.run.plugin_results import SELF_TEST_ENV
 from tests.conftest import REPO
+from tests.helpers import warm_python
 
 README = REPO / "README.md"
 REPORT_FILES = {"report.html", "results.json", "junit.xml"}
@@ -109,10 +110,7 @@ def run_pytest(copy: Path, words: list[str]) -> subprocess.CompletedProcess:
     environment = {key: value for key, value in os.environ.items() if key != SELF_TEST_ENV}
     shutil.rmtree(copy / "reports" / "out", ignore_errors=True)
     shutil.rmtree(copy / "elsewhere", ignore_errors=True)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *words],
-        cwd=copy, env=environment, capture_output=True, text=True, timeout=300, check=False,
-    )
+    return warm_python.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *words], cwd=copy, env=environment, timeout=300)
 
 
 @pytest.mark.parametrize("form", [form for form in readme_option_forms() if option_name(form) not in NO_REPORTS])

@@ -13,7 +13,9 @@ SWEEP_TESTS = """
 from fixtures.proxies.meta_proxy import ProxyResult
 
 def test_found(sweep_record):
-    sweep_record("device", "fake.found", "meta", ProxyResult("finding", "Tensor on device cpu is not on the expected device meta!", found="device-error"))
+    sweep_record(
+        "device", "fake.found", "meta", ProxyResult("finding", "Tensor on device cpu is not on the expected device meta!", found="device-error")
+    )
 
 def test_clean(sweep_record):
     sweep_record("device", "fake.clean", "meta", ProxyResult("clean"))
@@ -107,7 +109,9 @@ RELEASE_SCOPED = """
 from fixtures.proxies.meta_proxy import ProxyResult
 
 def test_found(sweep_record):
-    sweep_record("device", "pytest.found", "meta", ProxyResult("finding", "Tensor on device cpu is not on the expected device meta!", found="device-error"))
+    sweep_record(
+        "device", "pytest.found", "meta", ProxyResult("finding", "Tensor on device cpu is not on the expected device meta!", found="device-error")
+    )
 """
 
 

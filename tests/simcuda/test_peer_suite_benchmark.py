@@ -11,9 +11,11 @@ bench = load_script(REPO / "bench" / "simcuda_peer_suite.py")
 
 
 def test_only_tests_passing_on_cpu_are_compared_and_each_lands_in_one_bin() -> None:
-    cpu = {"t.A::ok": bench.Outcome("passed", ""), "t.A::alarm": bench.Outcome("passed", ""), "t.A::refused": bench.Outcome("passed", ""), "t.A::own": bench.Outcome("passed", ""),
+    cpu = {"t.A::ok": bench.Outcome("passed", ""), "t.A::alarm": bench.Outcome("passed", ""), "t.A::refused": bench.Outcome("passed", ""),
+           "t.A::own": bench.Outcome("passed", ""),
            "t.A::broken": bench.Outcome("failure", "boom")}
-    sim = {"t.A::ok": bench.Outcome("passed", ""), "t.A::alarm": bench.Outcome("failure", "AssertionError: x"), "t.A::refused": bench.Outcome("skipped", "simulated CUDA cannot"),
+    sim = {"t.A::ok": bench.Outcome("passed", ""), "t.A::alarm": bench.Outcome("failure", "AssertionError: x"),
+           "t.A::refused": bench.Outcome("skipped", "simulated CUDA cannot"),
            "t.A::own": bench.Outcome("skipped", "CPU only"), "t.A::broken": bench.Outcome("failure", "boom")}
     simcuda = {"results": {"t/A.py::refused": "refused", "t/A.py::ok": "passed"}, "refused_by_feature": {"CUDA graphs": 1}}
     result = bench.compare(cpu, sim, simcuda)
@@ -26,8 +28,10 @@ def test_cuda_cases_only_the_simulated_run_runs_are_counted_apart() -> None:
     """torchvision's `cpu_and_cuda()` cases: the CPU run skips the cuda ones (or, under another
     device variable, has none); they are neither compared nor lost."""
     cpu = {"t.A::f[cpu]": bench.Outcome("passed", ""), "t.A::f[cuda]": bench.Outcome("skipped", "CUDA not available")}
-    sim = {"t.A::f[cpu]": bench.Outcome("passed", ""), "t.A::f[cuda]": bench.Outcome("passed", ""), "t.A::g[cuda]": bench.Outcome("failure", "AssertionError: y"),
-           "t.A::h[cuda]": bench.Outcome("skipped", "simulated CUDA cannot run this: nvJPEG"), "t.A::k[cuda]": bench.Outcome("skipped", "needs two GPUs")}
+    sim = {"t.A::f[cpu]": bench.Outcome("passed", ""), "t.A::f[cuda]": bench.Outcome("passed", ""),
+           "t.A::g[cuda]": bench.Outcome("failure", "AssertionError: y"),
+           "t.A::h[cuda]": bench.Outcome("skipped", "simulated CUDA cannot run this: nvJPEG"),
+           "t.A::k[cuda]": bench.Outcome("skipped", "needs two GPUs")}
     simcuda = {"results": {"t/A.py::h[cuda]": "refused"}}
     result = bench.compare(cpu, sim, simcuda)
     assert (result["passing_on_cpu"], result["passed_on_both"]) == (1, 1)

@@ -24,7 +24,7 @@ def cuda1() -> Iterator[object]:
         yield simulation
 
 
-def overwritten(read) -> str:  # noqa: ANN001
+def overwritten(read) -> str:
     """The overwrite error's text when reading raises it; AssertionError when it does not."""
     with pytest.raises(RuntimeError) as raised:
         read()
@@ -201,7 +201,7 @@ def test_a_cpu_input_or_a_mutated_input_skips_cuda_graphs(cuda1) -> None:
         (lambda gm, example_inputs: gm, "reduce-overhead", None, False),
     ],
 )
-def test_only_inductor_modes_with_graphs_and_the_cudagraphs_backend_use_cuda_graphs(backend, mode, options, uses) -> None:  # noqa: ANN001
+def test_only_inductor_modes_with_graphs_and_the_cudagraphs_backend_use_cuda_graphs(backend, mode, options, uses) -> None:
     from simcuda.graphs import uses_cuda_graphs
 
     assert uses_cuda_graphs(backend, mode, options) is uses

@@ -7,8 +7,6 @@ from __future__ import annotations
 import copy
 import io
 import pickle
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -19,7 +17,7 @@ from simcuda import gpu_type, gpu_vars, is_simulated, real_cpu, simulated_cuda
 DEVICE = torch.device("cuda:1")
 
 
-def both(body) -> tuple:  # noqa: ANN001
+def both(body) -> tuple:
     """body(device) on the CPU and on the simulated cuda:1; the simulated result read back."""
     expected = body(torch.device("cpu"))
     with simulated_cuda(2):
@@ -211,7 +209,11 @@ def test_to_another_tensor_of_a_tvtensor_class_under_its_return_type() -> None:
 
     expected, got = both(body)
     assert torch.equal(expected.as_subclass(torch.Tensor), got.as_subclass(torch.Tensor))
-    with simulated_cuda(2), tv_tensors.set_return_type("TVTensor"), pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+    with (
+        simulated_cuda(2),
+        tv_tensors.set_return_type("TVTensor"),
+        pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"),
+    ):
         torch.zeros(1, 4).to(boxes.to(DEVICE)) + torch.ones(4)
 
 
@@ -269,7 +271,7 @@ def test_opcheck_of_an_op_with_simulated_inputs_that_require_grad_is_a_refusal()
     with simulated_cuda(2):
         x = torch.rand(1, 2, 8, 8, device=DEVICE, requires_grad=True)
         rois = torch.tensor([[0, 0.0, 0.0, 4.0, 4.0]], device=DEVICE)
-        with pytest.raises(Exception) as raised:  # noqa: PT011 - opcheck's own error type, checked below
+        with pytest.raises(Exception) as raised:
             torch.library.opcheck(torch.ops.torchvision.roi_align.default, (x, rois, 1.0, 2, 2, 2, False), test_utils=("test_aot_dispatch_dynamic",))
         assert is_refusal(raised.value), raised.value
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -145,7 +144,10 @@ def test_simcuda_runs_a_peer_suite_on_the_simulated_cuda1(peer: str, pytester: p
     (allocation,) = foreign[0]["allocations"][:1]
     assert allocation["device"] == "cuda:0" and allocation["op"] == "torch.ones"
     assert re.search(r"peerlib\.py:\d+ in default_table$", allocation["caller"]), allocation
-    assert re.search(r"simcuda: 1 allocation\(s\) on a device the test never asked for: torch\.ones \[3\] on cuda:0 at \S*peerlib\.py:\d+ in default_table", text)
+    assert re.search(
+        r"simcuda: 1 allocation\(s\) on a device the test never asked for: torch\.ones \[3\] on cuda:0 at \S*peerlib\.py:\d+ in default_table",
+        text,
+    )
     assert all(report["results"][entry["test"]] == "failed" for entry in foreign)
     # The planted refusal, caught by the test: a skip naming the feature, never a pass.
     refused = [name for name in report["results"] if "caught_refusal" in name]
@@ -319,7 +321,12 @@ def pytest_terminal_summary(terminalreporter):
 
 def test_a_session_that_froze_torchs_global_flags_runs(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(FLAGS_FROZEN)
-    pytester.makepyfile(test_frozen="import torch\n\n\ndef test_on_the_simulated_device():\n    assert torch.ones(2, device='cuda').device == torch.device('cuda:1')\n")
+    pytester.makepyfile(
+        test_frozen=(
+            "import torch\n\n\n"
+            "def test_on_the_simulated_device():\n    assert torch.ones(2, device='cuda').device == torch.device('cuda:1')\n"
+        )
+    )
     result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["cudnn before True, after True"])
@@ -357,9 +364,14 @@ def test_torchscript_reaching_the_real_cuda_is_a_refusal_and_its_own_bugs_fail(p
     pytester.makepyfile(test_scripted=SCRIPTED)
     result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider", "-W", "ignore::FutureWarning", "-rsf")
     result.assert_outcomes(skipped=1, failed=1)
-    result.stdout.fnmatch_lines(["*simulated CUDA cannot run this: the real CUDA, reached from C++ (TorchScript*", "FAILED *test_scripted_bug_of_its_own*"])
+    result.stdout.fnmatch_lines([
+        "*simulated CUDA cannot run this: the real CUDA, reached from C++ (TorchScript*",
+        "FAILED *test_scripted_bug_of_its_own*",
+    ])
     report = json.loads((pytester.path / "simcuda-report.json").read_text())
-    assert report["refused_by_feature"] == {"the real CUDA, reached from C++ (TorchScript's `.to(device)` initializes it before the op reaches the simulation)": 1}
+    assert report["refused_by_feature"] == {
+        "the real CUDA, reached from C++ (TorchScript's `.to(device)` initializes it before the op reaches the simulation)": 1
+    }
 
 
 def test_the_driver_error_is_a_refusal_wherever_errors_are_sorted() -> None:

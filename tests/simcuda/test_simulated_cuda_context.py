@@ -9,8 +9,7 @@ import torch
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from simcuda import SimulationUnsupported, is_simulated, real_cpu, simulated_cuda
-from simcuda import stand_ins
+from simcuda import SimulationUnsupported, is_simulated, real_cpu, simulated_cuda, stand_ins
 
 
 def torch_state() -> dict[str, object]:
@@ -257,7 +256,7 @@ class CountingMode(TorchDispatchMode):
         super().__init__()
         self.ops: list[str] = []
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.ops.append(func._schema.name)
         return func(*args, **(kwargs or {}))
 

@@ -113,7 +113,9 @@ class ForgottenToOnReturn(nn.Module):
 
 
 FAULTS = {
-    "factory without device=": (FactoryWithoutDevice, "Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!"),
+    "factory without device=": (
+        FactoryWithoutDevice, "Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!"
+    ),
     "plain attribute left on the default device": (PlainAttribute, "pl held on cuda:0"),
     "plain attribute used as is": (PlainAttributeUsedAsIs, "found at least two devices, cuda:1 and cuda:0!"),
     "generator built on the CPU": (CpuGenerator, "Expected a 'cuda' device type for generator but found 'cpu'"),

@@ -57,10 +57,12 @@ ROWS = {
     # Writing moves the indices to `self`'s device (AdvancedIndex); only reading checks where they are.
     "index_put with cuda:0 indices": Row(lambda x, i, v: x.index_put_((i,), v), (f32("cuda:1", 4), i64("cuda:0", 2), f32("cuda:1", 2)), "cuda:1"),
     "cpu tensor indexed on cuda:1": Row(
-        lambda x, i: x[i], (f32("cpu", 4), i64("cuda:1", 2)), "indices should be either on cpu or on the same device as the indexed tensor (cpu)", fake=False
+        lambda x, i: x[i], (f32("cpu", 4), i64("cuda:1", 2)),
+        "indices should be either on cpu or on the same device as the indexed tensor (cpu)", fake=False
     ),
     "cuda:0 tensor indexed on cuda:1": Row(
-        lambda x, i: x[i], (f32("cuda:0", 4), i64("cuda:1", 2)), "indices should be either on cpu or on the same device as the indexed tensor (cuda:0)", fake=False
+        lambda x, i: x[i], (f32("cuda:0", 4), i64("cuda:1", 2)),
+        "indices should be either on cpu or on the same device as the indexed tensor (cuda:0)", fake=False
     ),
     "index_select with a cpu index": Row(lambda x, i: torch.index_select(x, 0, i), (f32("cuda:1", 4), i64("cpu", 2)), MISMATCH),
     "copy_ cpu into cuda:1": Row(lambda d, s: d.copy_(s), (f32("cuda:1", 3), f32("cpu", 3)), "cuda:1"),
@@ -74,7 +76,8 @@ ROWS = {
     "factory without device=": Row(lambda x: x + torch.ones(3), (f32("cuda:1", 3),), f"{MISMATCH}, cuda:1 and cpu!"),
     "factory with device=x.device": Row(lambda x: x + torch.ones(3, device=x.device), (f32("cuda:1", 3),), "cuda:1", fake=False),
     "normal_ with a cpu generator": Row(
-        lambda x: x.normal_(generator=torch.Generator()), (f32("cuda:1", 3),), "Expected a 'cuda' device type for generator but found 'cpu'", fake=False
+        lambda x: x.normal_(generator=torch.Generator()), (f32("cuda:1", 3),),
+        "Expected a 'cuda' device type for generator but found 'cpu'", fake=False
     ),
     "randn with a cpu generator": Row(
         lambda x: torch.randn(3, device=x.device, generator=torch.Generator()),

@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from simcuda import simulated_cuda
-from simcuda.ordering import StreamRace
 from simcuda.devices import RUNNER_ENV
+from simcuda.ordering import StreamRace
 from tests.helpers.stream_race_shapes import SHAPES
 
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -1,0 +1,114 @@
+"""helpers/warm_python.py, which most sessions of these self-tests run through: a command forked
+from the warm server gives what the same command started anew gives (output, exit status, a
+signal, an exception's traceback, atexit and thread endings), a timeout ends the command's whole
+process group, and every command a fork could run differently is started anew."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import warm_python
+
+PROBE = '''
+import atexit, json, os, sys, threading, time
+mode = sys.argv[1]
+print(json.dumps({"argv": sys.argv, "path": sys.path[:2], "cwd": os.getcwd(), "name": __name__, "stdin": sys.stdin.read(),
+                  "env": {k: v for k, v in os.environ.items() if k.startswith("PROBE")}, "globals": sorted(globals())}))
+atexit.register(lambda: print("atexit ran"))
+threading.Thread(target=lambda: (time.sleep(0.1), print("thread joined"))).start()
+if mode == "exit-3":
+    sys.exit(3)
+if mode == "exit-text":
+    sys.exit("leaving with words")
+if mode == "raise":
+    raise ValueError("boom")
+if mode == "segfault":
+    import signal
+    os.kill(os.getpid(), signal.SIGSEGV)
+if mode == "sleep-with-a-child":
+    import subprocess
+    child = subprocess.Popen(["sleep", "60"])
+    print(child.pid, file=sys.stderr, flush=True)
+    time.sleep(60)
+print("to stderr", file=sys.stderr)
+'''
+
+
+@pytest.fixture(autouse=True)
+def warm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the forked path: a cold run of the self-tests must not skip it."""
+    monkeypatch.delenv(warm_python.COLD, raising=False)
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> dict[str, str]:
+    """An environment whose PYTHONPATH holds the `probe` module."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "probe.py").write_text(PROBE, encoding="utf-8")
+    return {**os.environ, "PYTHONPATH": str(tmp_path / "lib"), "PROBE_VALUE": "1"}
+
+
+@pytest.mark.parametrize("mode", ["plain", "exit-3", "exit-text", "raise", "segfault"])
+def test_a_forked_command_gives_what_a_fresh_one_gives(probe: dict[str, str], tmp_path: Path, mode: str) -> None:
+    command = [sys.executable, "-m", "probe", mode]
+    fresh = subprocess.run(command, cwd=tmp_path, env=probe, capture_output=True, text=True, timeout=60, check=False)
+    warm = warm_python.run(command, cwd=tmp_path, env=probe, timeout=60)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert warm_python.eligible(command, probe, warm_python._CLIENT._base_env)  # it did run forked
+
+
+def test_a_timeout_ends_the_command_and_its_children(probe: dict[str, str], tmp_path: Path) -> None:
+    with pytest.raises(subprocess.TimeoutExpired) as expired:
+        warm_python.run([sys.executable, "-m", "probe", "sleep-with-a-child"], cwd=tmp_path, env=probe, timeout=3)
+    grandchild = int(expired.value.stderr.split()[0])
+    time.sleep(0.2)
+    assert not Path(f"/proc/{grandchild}").exists() or "zombie" in Path(f"/proc/{grandchild}/status").read_text().lower()
+
+
+@pytest.mark.parametrize(
+    ("command", "changes", "forked"),
+    [
+        (["-m", "pytest"], {}, True),
+        (["-mpytest", "-q"], {}, True),
+        (["-m", "pytest"], {"PYTHONPATH": "/nowhere"}, True),
+        (["-c", "print(1)"], {}, False),  # not `-m`
+        (["script.py"], {}, False),
+        (["-m", "pytest"], {"PYTHONHASHSEED": "7"}, False),  # read at the interpreter's start
+        (["-m", "pytest"], {"PYTHONWARNINGS": "error"}, False),
+        (["-m", "pytest"], {"TORCH_LOGS": "dynamo"}, False),  # read by torch at import
+        (["-m", "pytest"], {"OMP_NUM_THREADS": "1"}, False),
+    ],
+)
+def test_a_command_a_fork_could_run_differently_starts_anew(command: list[str], changes: dict[str, str], forked: bool) -> None:
+    base = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHONHASHSEED", "PYTHONWARNINGS", "TORCH", "OMP_"))}
+    assert warm_python.eligible([sys.executable, *command], {**base, **changes}, base) is forked
+
+
+def test_a_pythonpath_holding_another_torch_starts_anew(tmp_path: Path) -> None:
+    (tmp_path / "torch").mkdir()
+    assert not warm_python.eligible([sys.executable, "-m", "pytest"], {"PYTHONPATH": str(tmp_path)}, {})
+    assert warm_python.eligible([sys.executable, "-m", "pytest"], {"PYTHONPATH": str(tmp_path / "elsewhere")}, {})
+
+
+def test_the_cold_switch_starts_every_command_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(warm_python.COLD, "1")
+    assert not warm_python.eligible([sys.executable, "-m", "pytest"], {}, {})
+
+
+def test_another_interpreter_starts_anew() -> None:
+    assert not warm_python.eligible(["/usr/bin/python3", "-m", "pytest"], {}, {})
+
+
+def test_pytesters_subprocess_sessions_run_forked_with_its_pythonpath(pytester: pytest.Pytester) -> None:
+    """The `pytester` fixture (tests/conftest.py) runs runpytest_subprocess through the server:
+    pytester's own PYTHONPATH (its folder first) reaches the session, as with pytester's Popen."""
+    pytester.makepyfile(helper_module="VALUE = 5\n")
+    pytester.makepyfile(test_uses_it="import helper_module\n\ndef test_it():\n    assert helper_module.VALUE == 5\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=1)
