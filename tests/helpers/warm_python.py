@@ -49,6 +49,9 @@ PRELOADED = ("torch", "numpy", "PIL.Image", "jinja2", "pytest")
 COLD = "HARNESS_SELF_TESTS_COLD"
 # Read by torch (or the libraries it loads) at import; a child must get them from its own start.
 IMPORT_TIME_PREFIXES = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "CUDA_MODULE_LOADING", "LD_")
+# ... except inductor's and triton's, read when a compile first needs them (never at torch's
+# import), which inductor itself sets in the test process (TORCHINDUCTOR_CACHE_DIR).
+READ_AT_FIRST_COMPILE = ("TORCHINDUCTOR_", "TRITON_")
 _POLL = 0.005  # seconds between looks at a running child
 
 
@@ -58,7 +61,11 @@ def eligible(command: Sequence[str], env: Mapping[str, str], base_env: Mapping[s
         return False
     if command[1] == "-m" and len(command) < 3:
         return False
-    startup = {name for name in {*env, *base_env} if (name.startswith("PYTHON") and name != "PYTHONPATH") or name.startswith(IMPORT_TIME_PREFIXES)}
+    startup = {
+        name for name in {*env, *base_env}
+        if (name.startswith("PYTHON") and name != "PYTHONPATH")
+        or (name.startswith(IMPORT_TIME_PREFIXES) and not name.startswith(READ_AT_FIRST_COMPILE))
+    }
     if any(env.get(name) != base_env.get(name) for name in startup):
         return False
     return not any(_holds_a_preloaded_module(Path(entry)) for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry)

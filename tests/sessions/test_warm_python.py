@@ -83,10 +83,12 @@ def test_a_timeout_ends_the_command_and_its_children(probe: dict[str, str], tmp_
         (["-m", "pytest"], {"PYTHONWARNINGS": "error"}, False),
         (["-m", "pytest"], {"TORCH_LOGS": "dynamo"}, False),  # read by torch at import
         (["-m", "pytest"], {"OMP_NUM_THREADS": "1"}, False),
+        (["-m", "pytest"], {"TORCHINDUCTOR_CACHE_DIR": "/tmp/x"}, True),  # read at the first compile
     ],
 )
 def test_a_command_a_fork_could_run_differently_starts_anew(command: list[str], changes: dict[str, str], forked: bool) -> None:
     base = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHONHASHSEED", "PYTHONWARNINGS", "TORCH", "OMP_"))}
+    assert warm_python.eligible([sys.executable, "-m", "pytest"], base, base)  # the unchanged environment forks
     assert warm_python.eligible([sys.executable, *command], {**base, **changes}, base) is forked
 
 
