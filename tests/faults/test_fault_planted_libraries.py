@@ -21,7 +21,6 @@ control saw the bug: the library, or the harness, is broken).
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ import pytest
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.versions import installed_version
 from suites.sam2_460_cudagraph.position_encodings import SAM2_INSTALL_HINT
+from tests.helpers import warm_python
 from tests.helpers.planted import (
     REPO,
     deciding_devices,
@@ -65,10 +65,9 @@ class Session:
     def __init__(self, root: Path, site_dir: Path, bugs: tuple[str, ...], isolated_site: bool = False) -> None:
         report_dir = root / "report"
         arguments = [argument for bug in bugs for argument in ("--bug", bug)] + [str(REPO / SUITES[bug]) for bug in bugs]
-        completed = subprocess.run(
+        completed = warm_python.run(
             suite_command(report_dir, deciding_devices(REGISTRY[bug] for bug in bugs), *arguments, isolated_site=isolated_site),
-            cwd=root, env={**os.environ, "PYTHONPATH": python_path(site_dir)},
-            capture_output=True, text=True, timeout=SESSION_TIMEOUT_S,
+            cwd=root, env={**os.environ, "PYTHONPATH": python_path(site_dir)}, timeout=SESSION_TIMEOUT_S,
         )
         self.exit_status, self.output = completed.returncode, completed.stdout + completed.stderr
         assert (report_dir / "results.json").is_file(), f"the session wrote no results.json:\n{self.output[-3000:]}"

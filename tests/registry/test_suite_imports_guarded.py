@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from fixtures.known_bugs.library_api import absent_api_release, absent_reason, library_api
 from fixtures.known_bugs.registry import load_registry
+from tests.helpers import warm_python
 from tests.helpers.absent_api_collection import REPO, SUITES, api_uses
 
 # The libraries the suites test (the registry's packages); torch is the environment itself.
@@ -101,7 +101,7 @@ def test_each_library_api_made_absent_is_a_named_skip_never_a_collection_error()
     """Each API the suites take from a library, made absent in turn (a fault shaped like a
     release before it shipped), then suites/ collected whole: no collection error, and a
     module-level skip that names the API and the first release that has it."""
-    done = subprocess.run([sys.executable, "-m", "tests.helpers.absent_api_collection"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = warm_python.run([sys.executable, "-m", "tests.helpers.absent_api_collection"], cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     outcomes = [json.loads(line.removeprefix("RESULT ")) for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     faulted = [outcome for outcome in outcomes if outcome["exit"] is not None]
