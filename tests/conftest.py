@@ -32,7 +32,7 @@ def whole_folder_run(args: list[str], invocation: Path) -> bool:
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """`pytest tests` runs on every core (pytest-xdist, one file per worker at a time): most
     self-tests start pytest sessions of their own, which are CPU-bound, so the contributor's loop
-    takes about half the time on two cores (README, Speed). `-n 0` runs it in one process, and so
+    takes about half the time on two cores (docs/reference/speed.md). `-n 0` runs it in one process, and so
     does a selection of files or node ids inside tests/, where starting workers costs more than
     it saves."""
     option = config.option
@@ -43,14 +43,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.numprocesses, option.dist = "auto", "loadfile"
 
 
-# The longest files first (seconds of one worker, measured with --junitxml at this session's end:
-# README options 99, runner steps 92, GPU-runner rehearsal 75, runner day 55, bisect 54): xdist's
-# loadfile hands files out in collection order, and a long file started last is a tail on one
-# worker while the other idles.
+# The longest files first (seconds of one worker in `pytest tests --junitxml`, 2 cores: runner
+# steps 126, GPU-runner rehearsal 61, bisect 51, runner day 48, the docs' release examples 45, report
+# browser 45): xdist's loadfile hands files out in collection order, and a long file started last
+# is a tail on one worker while the other idles.
 LONGEST_FIRST = (
-    "test_readme_options.py", "test_simulated_runner_steps.py", "test_gpu_runner_rehearsal.py",
-    "test_simulated_runner_day.py", "test_bisect.py", "test_simcuda_plugin.py", "test_containment.py",
-    "test_device_sessions.py", "test_report_browser.py", "test_fault_planted_libraries.py",
+    "test_simulated_runner_steps.py", "test_gpu_runner_rehearsal.py", "test_bisect.py", "test_simulated_runner_day.py",
+    "test_readme_release_examples.py", "test_report_browser.py", "test_fault_planted_libraries.py", "test_containment.py",
+    "test_suite_imports_guarded.py", "test_readme_options.py", "test_device_sessions.py",
 )
 
 

@@ -604,7 +604,7 @@ def test_a_cpu_machine_or_another_skip_adds_no_gpu_note(reason: str) -> None:
 
 
 # Every precedence rule held from both sides. The expected order is stated here on its own (the
-# README's rule 4: a decision before "cannot tell" before "not run"; within each, the stronger
+# Rule 4 of docs/reference/verdicts.md: a decision before "cannot tell" before "not run"; within each, the stronger
 # evidence first; within a decision at one strength, seen before not seen), so a swapped table
 # fails; the pairs come from PRECEDENCE itself, so a new row cannot be left out.
 

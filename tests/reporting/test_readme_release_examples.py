@@ -1,6 +1,7 @@
-"""The README's release examples are a contract: run as written, in a throwaway folder of releases
-from the package index, they print what the README says; the release-range command is the one
-.ci/run runs, and its table of verdicts is what the registry predicts."""
+"""The release examples of the docs (docs/tutorial.md and docs/how-to/release-scan.md, the README's
+links) are a contract: run as written, in a throwaway folder of releases from the package index, they
+print what the page says; the release-range command is the one .ci/run runs, and its table of
+verdicts is what the registry predicts."""
 
 from __future__ import annotations
 
@@ -19,15 +20,16 @@ from fixtures.known_bugs.versions import place_release
 from tests.conftest import REPO
 from tests.reporting.test_scan_release import needs_pypi
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-RANGE_HEADING = "### The release range, as CI runs it"
+TUTORIAL = (REPO / "docs" / "tutorial.md").read_text(encoding="utf-8")
+SCAN_PAGE = (REPO / "docs" / "how-to" / "release-scan.md").read_text(encoding="utf-8")
+RANGE_HEADING = "## The release range, as CI runs it"
 
 
 def section(heading: str) -> str:
-    """The README's text from a heading to the next heading."""
-    start = README.index(heading) + len(heading)
-    following = re.search(r"^#{1,3} ", README[start:], re.M)
-    return README[start : start + following.start()] if following else README[start:]
+    """The release-scan page's text from a heading to the next heading."""
+    start = SCAN_PAGE.index(heading) + len(heading)
+    following = re.search(r"^#{1,3} ", SCAN_PAGE[start:], re.M)
+    return SCAN_PAGE[start : start + following.start()] if following else SCAN_PAGE[start:]
 
 
 def first_command(text: str) -> str:
@@ -63,11 +65,11 @@ def test_the_range_table_is_what_the_registry_predicts_for_every_release_the_com
     for (release, bug_id), verdict in table.items():
         status = place_release(registry[bug_id], release, None)
         predicted = REPRODUCED if status.affected else NOT_AFFECTED if status.predates else FIXED
-        assert verdict == predicted, f"kornia {release}, {bug_id}: README says {verdict}, the registry predicts {predicted}"
+        assert verdict == predicted, f"kornia {release}, {bug_id}: the release-scan page says {verdict}, the registry predicts {predicted}"
 
 
 def run_as_written(command: str, env: dict[str, str], timeout: int) -> subprocess.CompletedProcess[str]:
-    """A README command line (with a leading VAR=value) in a shell at the repository root, this
+    """A documented command line (with a leading VAR=value) in a shell at the repository root, this
     environment's `python` and `pytest` first on PATH, as in an activated venv."""
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     return subprocess.run(
@@ -77,7 +79,7 @@ def run_as_written(command: str, env: dict[str, str], timeout: int) -> subproces
 
 @pytest.fixture(scope="module")
 def kornia_071(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """kornia 0.7.1 from the package index in a folder of its own, as the README's /tmp/k071."""
+    """kornia 0.7.1 from the package index in a folder of its own, as the tutorial's /tmp/k071."""
     folder = tmp_path_factory.mktemp("k071")
     subprocess.run(
         [
@@ -91,7 +93,7 @@ def kornia_071(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @needs_pypi
 def test_the_kornia_071_example_as_written(kornia_071: Path) -> None:
-    row = next(line for line in README.splitlines() if line.startswith("| `PYTHONPATH=/tmp/k071 pytest"))
+    row = next(line for line in TUTORIAL.splitlines() if line.startswith("| `PYTHONPATH=/tmp/k071 pytest"))
     command, said = re.findall(r"`([^`]+)`", row)[:2]
     done = run_as_written(command.replace("/tmp/k071", str(kornia_071)), {}, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
@@ -101,9 +103,9 @@ def test_the_kornia_071_example_as_written(kornia_071: Path) -> None:
 
 @needs_pypi
 def test_the_scan_example_as_written(tmp_path: Path) -> None:
-    row = next(line for line in README.splitlines() if line.startswith("| `scan kornia 0.6.10 0.7.0 0.7.1 0.7.2 0.8.1 --bug kornia-2791`"))
+    row = next(line for line in SCAN_PAGE.splitlines() if line.startswith("| `scan kornia 0.6.10 0.7.0 0.7.1 0.7.2 0.8.1 --bug kornia-2791`"))
     command = "python -m reports " + re.findall(r"`([^`]+)`", row)[0]
-    assert command in section("## Release scan: which releases have a bug")
+    assert command in section("# Release scan: which releases have a bug")
     said = row.split("|")[2].split(";")[0].strip().split(", ")
     done = run_as_written(f"{command} --out {tmp_path / 'out'} --cache {tmp_path / 'cache'}", {}, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

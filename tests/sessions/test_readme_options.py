@@ -1,4 +1,4 @@
-"""Every option of the README's Options table, typed as the README writes it (a value after a space,
+"""Every option of the Options table in docs/reference/options.md, typed as that page writes it (a value after a space,
 no path after it), writes its reports. That form is what a newcomer types, and the one pytest's
 first pass over the arguments misreads: it takes the value for a path, finds none, and loads the
 conftests of the root's `test*` folders, the self-tests' among them. A conftest there that switched
@@ -27,9 +27,9 @@ from reports.run.plugin_results import SELF_TEST_ENV
 from tests.conftest import REPO
 from tests.helpers import warm_python
 
-README = REPO / "README.md"
+OPTIONS_PAGE = REPO / "docs" / "reference" / "options.md"
 REPORT_FILES = {"report.html", "results.json", "junit.xml"}
-# The value each README form is typed with; a form the README adds without one here fails
+# The value each form of the options page is typed with; a form the page adds without one here fails
 # test_every_readme_form_has_a_value, so the table and this test move together.
 VALUES = {
     "--device LIST": "cpu",
@@ -60,8 +60,8 @@ def test_on_each_device(device):
 '''
 
 
-def readme_option_forms(readme: str = README.read_text(encoding="utf-8")) -> list[str]:
-    """The backticked option forms of the Options table's first column: `--device LIST`, `--bug-registry=PATH`."""
+def readme_option_forms(readme: str = OPTIONS_PAGE.read_text(encoding="utf-8")) -> list[str]:
+    """The backticked option forms of the Options table's first column (docs/reference/options.md): `--device LIST`, `--bug-registry=PATH`."""
     table = readme.split("## Options", 1)[1].split("\n## ", 1)[0]
     forms: list[str] = []
     for row in re.findall(r"^\| (.+?) \|", table, re.M)[2:]:
@@ -74,8 +74,8 @@ def option_name(form: str) -> str:
 
 
 def as_typed(form: str) -> list[str]:
-    """The command-line words of one README form, its placeholder replaced by its value and the
-    README's separator kept: `--device LIST` -> ["--device", "cpu"]; `--bug-registry=PATH` -> one word."""
+    """The command-line words of one form of the options page, its placeholder replaced by its value and the
+    page's separator kept: `--device LIST` -> ["--device", "cpu"]; `--bug-registry=PATH` -> one word."""
     name = option_name(form)
     if name == form:
         return [name]
@@ -86,7 +86,7 @@ def test_every_readme_form_has_a_value() -> None:
     forms = readme_option_forms()
     assert len(forms) >= 15, f"the Options table was not found or shrank: {forms}"
     untried = [form for form in forms if option_name(form) != form and form not in VALUES]
-    assert not untried, f"give these README forms a value in VALUES: {untried}"
+    assert not untried, f"give these options-page forms a value in VALUES: {untried}"
 
 
 @pytest.fixture(scope="module")
