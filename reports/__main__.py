@@ -1,4 +1,4 @@
-"""python -m reports compare OLD.json NEW.json [-o compare.html]
+"""python -m reports compare OLD.json NEW.json [-o compare.html] [--all]
 python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--every-suite] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
 python -m reports bisect PACKAGE --repo REPO --good REF --bad REF --bug ID [--fixed] [--out DIR] [--cache DIR] [-- PYTEST ARGS]
@@ -28,7 +28,7 @@ from reports import REPOSITORY
 from reports.acceptance.gpus import GpuQueryError, visible_gpu_names
 from reports.acceptance.steps import DEFAULT_RACE_BUDGET, acceptance_root, acceptance_steps, observed_folder
 from reports.acceptance.summary import combined_lines, conformance_lines, missing_results_lines, summary_lines
-from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
+from reports.across_runs.compare import EXAMPLES, compare, comparison_html, comparison_text, exit_status
 from reports.across_runs.matrix import matrix_columns, matrix_html
 from reports.bisect.run import bisect
 from reports.run.loading import ResultsError, load_results
@@ -47,11 +47,17 @@ def parser() -> argparse.ArgumentParser:
     compare_command = commands.add_parser(
         "compare", help="what changed between two runs; exit 1 on a new regression",
         description="Compare two runs' results.json, bug by bug and test by test, and write an HTML page of the changes. "
-        "Exit 0: no new regression; 1: a bug regressed or errored in NEW that did not in OLD; 2: bad input.",
+        "Prints the bugs whose verdict changed (worst first, with evidence and NEW's reason), then the test-level changes: "
+        "counts by kind (newly failing, newly passing, only in old, only in new, outcome changed) and the first "
+        f"{EXAMPLES} tests of each. Exit 0: no new regression; 1: a bug regressed or errored in NEW that did not in OLD; 2: bad input.",
     )
     compare_command.add_argument("old", type=Path, metavar="OLD.json", help="the earlier run's results.json (the last release, say)")
     compare_command.add_argument("new", type=Path, metavar="NEW.json", help="the later run's results.json")
     compare_command.add_argument("-o", "--output", type=Path, default=Path("compare.html"), help="HTML page (default: compare.html)")
+    compare_command.add_argument(
+        "--all", action="store_true", dest="every_test",
+        help=f"print every test whose outcome changed or that only one run has (default: the first {EXAMPLES} of each kind and how many more)",
+    )
     matrix_command = commands.add_parser(
         "matrix", help="one grid of verdicts, bugs x (release x GPU), from many jobs",
         description="Draw one HTML grid of verdicts from many runs' results.json (a CI matrix's jobs): a row per bug, a column "
@@ -178,10 +184,10 @@ def run_acceptance(race_budget: str, out: Path | None) -> int:
     return 0 if all(status == 0 for status in statuses) else 1
 
 
-def run_compare(old: Path, new: Path, output: Path) -> int:
+def run_compare(old: Path, new: Path, output: Path, every_test: bool) -> int:
     comparison = compare(load_results(old), load_results(new))
     output.write_text(comparison_html(comparison, str(old), str(new)), encoding="utf-8")
-    print(comparison_text(comparison, str(old), str(new)))
+    print(comparison_text(comparison, str(old), str(new), None if every_test else EXAMPLES))
     print(f"page: {output}")
     return exit_status(comparison)
 
@@ -216,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     try:
         if arguments.command == "compare":
-            return run_compare(arguments.old, arguments.new, arguments.output)
+            return run_compare(arguments.old, arguments.new, arguments.output, arguments.every_test)
         if arguments.command == "acceptance":
             return run_acceptance(arguments.race_budget, arguments.out)
         return run_matrix(arguments.results, arguments.output)

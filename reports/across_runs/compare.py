@@ -12,6 +12,8 @@ from reports.run.environment import gpu_summary, release_summary
 REGRESSED = "regressed"
 FIXED = "fixed"
 ERROR = "error"  # a test of the bug errored: the candidate cannot be judged on it
+FAILING = frozenset({"failed", "error"})  # the test outcomes that fail a pytest run
+EXAMPLES = 5  # test lines the terminal shows per kind of change: a two-bug run against a full one removes a thousand
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,9 @@ class VerdictChange:
     new: str | None
     old_release: str
     new_release: str
+    old_evidence: str | None  # direct, simulated, proxy; None: no evidence, or the bug was not in that run
+    new_evidence: str | None
+    reason: str  # NEW's one-line detail: why the bug has its new verdict ("" when absent or empty)
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,10 @@ def _release(record: dict | None) -> str:
     return f"{record['package']} {record['installed'] or '(not installed)'}"
 
 
+def _evidence(record: dict | None) -> str | None:
+    return record.get("evidence") if record else None
+
+
 def verdict_changes(old: dict, new: dict) -> tuple[VerdictChange, ...]:
     """Every bug whose verdict differs, in the new run's order, then bugs only the old run had."""
     old_records = {record["bug_id"]: record for record in old["verdicts"]}
@@ -74,7 +83,12 @@ def verdict_changes(old: dict, new: dict) -> tuple[VerdictChange, ...]:
         old_verdict = before["verdict"] if before else None
         new_verdict = after["verdict"] if after else None
         if old_verdict != new_verdict:
-            changes.append(VerdictChange(bug_id, old_verdict, new_verdict, _release(before), _release(after)))
+            changes.append(
+                VerdictChange(
+                    bug_id, old_verdict, new_verdict, _release(before), _release(after),
+                    _evidence(before), _evidence(after), (after or {}).get("detail") or "",
+                )
+            )
     return tuple(changes)
 
 
@@ -105,28 +119,82 @@ def _verdict_word(verdict: str | None) -> str:
     return verdict or "(absent)"
 
 
+def _shift(old: str, new: str) -> str:
+    """'old -> new', or one word when nothing moved."""
+    return old if old == new else f"{old} -> {new}"
+
+
 def _change_line(change: VerdictChange) -> str:
-    same = change.old_release == change.new_release
-    releases = change.new_release if same else f"{change.old_release or '-'} -> {change.new_release or '-'}"
-    return f"  {change.bug_id:<20} {_verdict_word(change.old):>15} -> {_verdict_word(change.new):<15} ({releases})"
+    releases = _shift(change.old_release or "-", change.new_release or "-")
+    evidence = _shift(change.old_evidence or "-", change.new_evidence or "-")
+    return f"  {change.bug_id:<20} {_verdict_word(change.old):>15} -> {_verdict_word(change.new):<15} evidence {evidence}; {releases}"
 
 
-def comparison_text(comparison: Comparison, old_name: str, new_name: str) -> str:
-    """The terminal view: headline first, then each kind of change with its count."""
-    lines = [f"old: {old_name}: {comparison.old_run}", f"new: {new_name}: {comparison.new_run}"]
-    groups = [
-        ("NEW REGRESSIONS", [_change_line(change) for change in comparison.new_regressions]),
-        ("NEW ERRORS", [_change_line(change) for change in comparison.new_errors]),
-        ("newly fixed", [_change_line(change) for change in comparison.newly_fixed]),
-        ("verdict changes", [_change_line(change) for change in comparison.verdict_changes]),
-        ("test outcome changes", [f"  {c.nodeid}: {c.old} -> {c.new}" for c in comparison.outcome_changes]),
-        ("tests added", [f"  {nodeid}" for nodeid in comparison.tests_added]),
-        ("tests removed", [f"  {nodeid}" for nodeid in comparison.tests_removed]),
+def _severity(change: VerdictChange) -> int:
+    """Regressions, then errors (both fail the comparison), then fixes, then the rest."""
+    return (REGRESSED, ERROR, FIXED).index(change.new) if change.new in (REGRESSED, ERROR, FIXED) else 3
+
+
+def verdict_lines(comparison: Comparison) -> list[str]:
+    """The headline and one line per changed verdict, the worst first, each with NEW's reason."""
+    lines = [
+        f"verdict changes: {len(comparison.verdict_changes)}; NEW REGRESSIONS: {len(comparison.new_regressions)}, "
+        f"NEW ERRORS: {len(comparison.new_errors)}, newly fixed: {len(comparison.newly_fixed)}"
     ]
-    for title, entries in groups:
-        lines.append(f"{title}: {len(entries)}")
-        lines.extend(entries)
-    return "\n".join(lines)
+    for change in sorted(comparison.verdict_changes, key=_severity):
+        lines.append(_change_line(change))
+        lines.extend([f"      why: {change.reason}"] if change.reason else [])
+    return lines
+
+
+@dataclass(frozen=True)
+class OutcomeGroup:
+    kind: str  # "newly failing", "only in old", ...
+    lines: tuple[str, ...]
+
+
+def _outcome_kind(change: OutcomeChange) -> str:
+    if change.new in FAILING and change.old not in FAILING:
+        return "newly failing"
+    if change.old in FAILING and change.new == "passed":
+        return "newly passing"
+    return "outcome changed"  # skipped -> passed, failed -> skipped, xfailed -> xpassed, failed -> error, ...
+
+
+def outcome_groups(comparison: Comparison) -> tuple[OutcomeGroup, ...]:
+    """Test-level changes by kind, in the order a reviewer acts on them: what fails now and did not,
+    what passes now and failed, the tests only one run has, every other change of outcome."""
+
+    def changed(kind: str) -> tuple[str, ...]:
+        return tuple(f"{c.nodeid}: {c.old} -> {c.new}" for c in comparison.outcome_changes if _outcome_kind(c) == kind)
+
+    return (
+        OutcomeGroup("newly failing", changed("newly failing")),
+        OutcomeGroup("newly passing", changed("newly passing")),
+        OutcomeGroup("only in old", comparison.tests_removed),
+        OutcomeGroup("only in new", comparison.tests_added),
+        OutcomeGroup("outcome changed", changed("outcome changed")),
+    )
+
+
+def outcome_lines(groups: tuple[OutcomeGroup, ...], examples: int | None) -> list[str]:
+    """The counts on one line, then each kind that has any: its first `examples` tests (None: all)
+    and how many more."""
+    lines = [f"test changes: {sum(len(g.lines) for g in groups)}; " + ", ".join(f"{g.kind}: {len(g.lines)}" for g in groups)]
+    for group in (group for group in groups if group.lines):
+        shown = group.lines if examples is None else group.lines[:examples]
+        lines.append(f"{group.kind}: {len(group.lines)}")
+        lines.extend(f"  {line}" for line in shown)
+        more = len(group.lines) - len(shown)
+        lines.extend([f"  and {more} more (--all lists every test)"] if more else [])
+    return lines
+
+
+def comparison_text(comparison: Comparison, old_name: str, new_name: str, examples: int | None = EXAMPLES) -> str:
+    """The terminal view: the runs, the bugs whose verdict changed, then the tests that changed, a
+    few of each kind unless `examples` is None."""
+    lines = [f"old: {old_name}: {comparison.old_run}", f"new: {new_name}: {comparison.new_run}"]
+    return "\n".join(lines + verdict_lines(comparison) + outcome_lines(outcome_groups(comparison), examples))
 
 
 def _change_rows(changes: tuple[VerdictChange, ...]) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from reports.__main__ import main
-from reports.across_runs.compare import compare, comparison_html, comparison_text, exit_status
+from reports.across_runs.compare import OutcomeGroup, compare, comparison_html, comparison_text, exit_status, outcome_groups, outcome_lines
 from reports.across_runs.matrix import matrix_columns, matrix_html, report_href
 from tests.conftest import REPO
 from tests.helpers import warm_python
@@ -85,12 +86,109 @@ def test_same_run_twice_changes_nothing_and_exits_zero() -> None:
 def test_text_and_page_lead_with_the_regressions() -> None:
     comparison = compare(OLD, NEW)
     text = comparison_text(comparison, "old.json", "new.json")
-    assert text.splitlines()[2] == "NEW REGRESSIONS: 2"
+    assert text.splitlines()[2] == "verdict changes: 4; NEW REGRESSIONS: 2, NEW ERRORS: 0, newly fixed: 1"
     assert "a-1" in text.splitlines()[3] and "reproduced -> regressed" in text.splitlines()[3]
     page = comparison_html(comparison, "old.json", "new.json")
     assert "2 new regression(s)" in page
     regressions = page[page.index('id="new-regressions"') : page.index("Newly fixed")]
     assert 'data-bug="a-1"' in regressions and 'data-bug="new-5"' in regressions and 'data-bug="c-3"' not in regressions
+
+
+def with_record(bug_id: str, value: str | None, evidence: str | None = "direct", detail: str = "", installed: str = "0.7.1") -> dict:
+    """A one-bug document (no bug when value is None) whose record has this evidence and detail."""
+    records = [] if value is None else [{**verdict(bug_id, value, installed), "evidence": evidence, "detail": detail}]
+    return {**document({}, {}), "verdicts": records}
+
+
+@pytest.mark.parametrize(
+    "old, new, line, why",
+    [
+        (
+            with_record("a-1", "fixed", detail="2 test(s)"),
+            with_record("a-1", "regressed", detail="max abs diff 0.4", installed="0.7.2"),
+            "  a-1                            fixed -> regressed       evidence direct; kornia 0.7.1 -> kornia 0.7.2",
+            ["      why: max abs diff 0.4"],
+        ),
+        (
+            with_record("a-1", "skipped", evidence=None, detail="no GPU"),
+            with_record("a-1", "reproduced", evidence="simulated", detail="3 test(s)"),
+            "  a-1                          skipped -> reproduced      evidence - -> simulated; kornia 0.7.1",
+            ["      why: 3 test(s)"],
+        ),
+        (  # gone from NEW: OLD's detail is not a reason for the change
+            with_record("a-1", "fixed", detail="2 test(s)"),
+            with_record("a-1", None),
+            "  a-1                            fixed -> (absent)        evidence direct -> -; kornia 0.7.1 -> -",
+            [],
+        ),
+        (  # new in NEW, with no detail: no why line
+            with_record("a-1", None),
+            with_record("a-1", "error", evidence=None),
+            "  a-1                         (absent) -> error           evidence -; - -> kornia 0.7.1",
+            [],
+        ),
+    ],
+)
+def test_a_verdict_change_is_one_line_with_evidence_and_news_reason(old: dict, new: dict, line: str, why: list[str]) -> None:
+    assert comparison_text(compare(old, new), "a.json", "b.json").splitlines()[3:-1] == [line, *why]
+
+
+def test_verdict_changes_print_worst_first() -> None:
+    old = document({"ok-1": "reproduced", "fix-2": "reproduced", "err-3": "fixed", "reg-4": "fixed"}, {})
+    new = document({"ok-1": "skipped", "fix-2": "fixed", "err-3": "error", "reg-4": "regressed"}, {})
+    lines = comparison_text(compare(old, new), "a.json", "b.json").splitlines()[3:7]
+    assert [line.split()[0] for line in lines] == ["reg-4", "err-3", "fix-2", "ok-1"]
+
+
+@pytest.mark.parametrize(
+    "old_outcome, new_outcome, kind",
+    [
+        ("passed", "failed", "newly failing"),
+        ("xfailed", "failed", "newly failing"),
+        ("skipped", "error", "newly failing"),
+        ("failed", "passed", "newly passing"),
+        ("error", "passed", "newly passing"),
+        ("failed", "error", "outcome changed"),  # failing before and after
+        ("failed", "skipped", "outcome changed"),  # not failing, but not passing either
+        ("skipped", "passed", "outcome changed"),
+        ("xfailed", "xpassed", "outcome changed"),
+    ],
+)
+def test_each_outcome_change_has_one_kind(old_outcome: str, new_outcome: str, kind: str) -> None:
+    groups = outcome_groups(compare(document({}, {"t::x": old_outcome}), document({}, {"t::x": new_outcome})))
+    assert {group.kind: group.lines for group in groups if group.lines} == {kind: (f"t::x: {old_outcome} -> {new_outcome}",)}
+
+
+def test_tests_only_one_run_has_are_their_own_kinds() -> None:
+    groups = outcome_groups(compare(OLD, NEW))
+    assert [(group.kind, group.lines) for group in groups] == [
+        ("newly failing", ("t::one: xfailed -> failed",)), ("newly passing", ()), ("only in old", ("t::removed",)),
+        ("only in new", ("t::added",)), ("outcome changed", ()),
+    ]
+
+
+SEVEN = OutcomeGroup("only in new", tuple(f"t::{n}" for n in range(7)))
+FIVE = OutcomeGroup("only in old", tuple(f"t::{n}" for n in range(5)))
+EMPTY = OutcomeGroup("newly failing", ())
+
+
+@pytest.mark.parametrize(
+    "groups, examples, lines",
+    [
+        ((EMPTY,), 5, ["test changes: 0; newly failing: 0"]),
+        ((FIVE,), 5, ["test changes: 5; only in old: 5", "only in old: 5", *(f"  t::{n}" for n in range(5))]),
+        (
+            (EMPTY, SEVEN), 5,
+            [
+                "test changes: 7; newly failing: 0, only in new: 7", "only in new: 7", *(f"  t::{n}" for n in range(5)),
+                "  and 2 more (--all lists every test)",
+            ],
+        ),
+        ((SEVEN,), None, ["test changes: 7; only in new: 7", "only in new: 7", *(f"  t::{n}" for n in range(7))]),
+    ],
+)
+def test_test_changes_are_counted_and_a_few_of_each_kind_shown(groups: tuple[OutcomeGroup, ...], examples: int | None, lines: list[str]) -> None:
+    assert outcome_lines(groups, examples) == lines
 
 
 def test_matrix_has_a_column_per_job_sorted_by_release_and_gpu(tmp_path: Path) -> None:
@@ -128,6 +226,39 @@ def test_compare_command_exits_1_on_a_new_regression_and_writes_the_page(tmp_pat
     assert "NEW REGRESSIONS: 2" in capsys.readouterr().out
     assert "2 new regression(s)" in (tmp_path / "c.html").read_text()
     assert main(["compare", str(new), str(new), "-o", str(tmp_path / "c.html")]) == 0
+
+
+def test_compare_command_lists_every_test_with_all_and_keeps_its_exit_status(tmp_path: Path, capsys) -> None:
+    old = write(tmp_path / "old.json", document({"a-1": "fixed"}, {}))
+    new = write(tmp_path / "new.json", document({"a-1": "regressed"}, {f"t::{n}": "passed" for n in range(8)}))
+    page = str(tmp_path / "c.html")
+    assert main(["compare", str(old), str(new), "-o", page]) == 1
+    short = capsys.readouterr().out.splitlines()
+    assert main(["compare", str(old), str(new), "-o", page, "--all"]) == 1
+    every = capsys.readouterr().out.splitlines()
+    assert "  and 3 more (--all lists every test)" in short and "  t::7" not in short
+    assert [line for line in every if line.startswith("  t::")] == [f"  t::{n}" for n in range(8)]
+    assert main(["compare", str(new), str(new), "-o", page, "--all"]) == 0
+
+
+def test_compare_help_describes_the_flag(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    assert re.search(r"--all\s+print every test whose outcome changed or that only\s+one run has", capsys.readouterr().out)
+
+
+README = (REPO / "reports" / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_documented_example_prints_what_the_readme_shows(tmp_path: Path, monkeypatch, capsys) -> None:
+    console = re.search(r"```console\n\$ python -m reports compare (.+?)\n(.*?)```", README, re.S)
+    old_text, new_text = re.findall(r"```json\n(.*?)```", README[console.end() :], re.S)[:2]
+    write(tmp_path / "old.json", old_text)
+    write(tmp_path / "new.json", new_text)
+    monkeypatch.chdir(tmp_path)
+    assert console[1] == "old.json new.json" and "it exits 1" in README
+    assert main(["compare", *console[1].split()]) == 1
+    assert capsys.readouterr().out == console[2]
 
 
 def test_matrix_command_writes_the_grid(tmp_path: Path, capsys) -> None:
