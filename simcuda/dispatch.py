@@ -5,7 +5,7 @@ op: run as it is, its new tensors logged on the CPU.
 
 Every op of the process passes here while the simulation runs, so the path is kept short: the
 schema's facts are read once per op, the rules' operands are made only when the devices differ,
-and the log's caller search starts at the frame that ran the op (bench/README.md has the costs).
+and the log's caller search starts at the frame that ran the op (docs/reference/speed.md has the costs).
 
 The CPU kernel runs with autograd on (tensor.py: autograd lives on the CPU data) and with the
 conjugate and negative bits honoured: a mode's handler runs below those dispatch keys, so a kernel
