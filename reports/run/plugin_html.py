@@ -1,9 +1,10 @@
 """pytest plugin: the harness's parts of the pytest-html report.
 
 The page opens on what a reviewer must read first: the title (releases and GPU), the verdict
-table and the sweep summary, then the results, failures first, then observed bugs and findings
-(xfails), then passes (pytest-html's initial sort by result); skipped tests leave the results
-table for one folded list grouped by reason; the environment table comes last. The results table
+table (its legend folded beside its heading, each bug's tests one click away) and the sweep
+summary, then the results, failures first, then observed bugs and findings (xfails), then passes
+(pytest-html's initial sort by result); skipped tests (and modules skipped whole) leave the
+results table for one folded list grouped by reason; the environment table comes last. The results table
 gains columns from each report's user_properties (which pytest-xdist carries to the controller,
 where the page is drawn); a test's images show side by side. Everything is filled in at the end of
 the session, because reading the GPU's name initialises CUDA.
@@ -20,10 +21,10 @@ import pytest
 from pytest_html import extras as html_extras
 from pytest_metadata.plugin import metadata_key
 
-from reports.pages.html import VERDICTS_CSS, skipped_tests_by_reason, sweeps_summary, verdict_table
+from reports.pages.html import VERDICTS_CSS, skipped_tests_by_reason, sweeps_summary, verdict_legend, verdict_table
 from reports.run.environment import environment_rows, gpu_summary, release_summary
 from reports.run.plugin_results import session_environment, session_sections, verdict_records
-from reports.run.results import report_message
+from reports.run.results import merge_test_record, report_message
 
 LAYOUT_CSS = Path(__file__).with_name("report_layout.css")
 # (user_properties key, column heading), shown after the Test column.
@@ -46,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Before pytest-html's own pytest_configure reads --css.
     config.option.css = [*config.option.css, str(VERDICTS_CSS), str(LAYOUT_CSS)]
     config.pluginmanager.register(ThumbnailStrip(), "harness-thumbnails")
+    config.pluginmanager.register(OutcomeRecords(), "harness-html-tests")
     config.pluginmanager.register(SkippedByReason(), "harness-skipped-by-reason")
 
 
@@ -77,9 +79,10 @@ def pytest_html_results_summary(prefix: list, summary: list, postfix: list, sess
         if plugins:
             rows["pytest plugins"] = escaped_rows({"plugins": plugins})["plugins"]
         report_data.set_data("environment", rows)
+    tests = config.pluginmanager.get_plugin("harness-html-tests").records.values()
     prefix += [
-        "<h2>Known-bug verdicts</h2>",
-        verdict_table(verdict_records(config)),
+        f'<div class="verdicts-heading"><h2>Known-bug verdicts</h2>{verdict_legend()}</div>',
+        verdict_table(verdict_records(config), list(tests)),
         "<h2>Sweep findings</h2>",
         sweeps_summary(session_sections(config).get("sweeps")),
     ]
@@ -135,6 +138,17 @@ class ThumbnailStrip:
             report.extras = [html_extras.html(thumbnail_strip(images)), *others]
 
 
+class OutcomeRecords:
+    """On the controller: each test's results.json record, for the verdict table to list every
+    bug's tests with their outcomes (results.json itself may not be written: --no-reports)."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, dict] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.records[report.nodeid] = merge_test_record(self.records.get(report.nodeid), report)
+
+
 class SkippedByReason:
     """On the controller: each skipped test (not an xfail, which is an observed bug) leaves the
     results table (pytest-html draws no row for a test whose cells a hook emptied) and joins its
@@ -148,6 +162,11 @@ class SkippedByReason:
         if report.skipped and not hasattr(report, "wasxfail"):
             self.groups.setdefault(report_message(report), []).append(report.nodeid)
             del cells[:]
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # A module skipped whole is one of pytest's skips too, though pytest-html draws no row for it.
+        if report.skipped:
+            self.groups.setdefault(report_message(report), []).append(report.nodeid)
 
     def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:
         postfix.append(skipped_tests_by_reason(self.groups))

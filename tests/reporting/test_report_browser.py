@@ -14,6 +14,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -94,6 +95,11 @@ def test_report_page_shows_verdicts_columns_reasons_and_images(runs, screenshots
     assert len(re.findall(r'<tbody class="results-table-row \w+" id=', dom)) == len(shown)  # templates have no id
     assert re.search(r'<td class="col-known_bug">fake-regressed</td>.*?<td class="col-iterations">7</td>', dom, re.S)
     assert '<td class="col-device">cpu</td>' in dom and '<td class="col-device">cuda:0</td>' not in dom
+    # Each bug's test list links to its tests' rows, which the script drew with their node ids as ids.
+    lists = "".join(re.findall(r'<div class="bug-tests">(.*?)</div>', dom, re.S))
+    targets = [unquote(href) for href in re.findall(r'<a href="#([^"]+)">', lists)]
+    assert sorted(targets) == sorted(test["nodeid"] for test in shown if "known_bug" in test["properties"])
+    assert all(re.search(rf'<tbody class="results-table-row \w+" id="{re.escape(target)}">', dom) for target in targets), targets
     skipped = sum(test["outcome"] == "skipped" for test in tests)
     assert f"<summary>{skipped} skipped tests," in dom
     assert re.search(r"<summary>\d+ × cuda:0 requested, 0 CUDA devices visible</summary>", dom)

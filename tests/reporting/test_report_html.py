@@ -1,5 +1,6 @@
-"""The pytest-html report as written: title, verdict table, sweeps, environment, extra columns,
-skip reasons, thumbnails; the same under pytest-xdist. (What a browser shows: test_report_browser.)"""
+"""The pytest-html report as written: title, verdict table (legend, expandable titles and details,
+each bug's tests), sweeps, environment, extra columns, skip reasons, thumbnails; the same under
+pytest-xdist. (What a browser shows: test_report_browser.)"""
 
 from __future__ import annotations
 
@@ -10,10 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from reports.pages.html import VERDICTS_CSS, sweeps_summary, verdict_table
+from fixtures.known_bugs.verdicts import CONTROL, EVIDENCE_KINDS, VERDICTS
+from reports.pages.html import (
+    VERDICTS_CSS,
+    bug_tests,
+    counted,
+    skipped_tests_by_reason,
+    sweeps_summary,
+    upstream_label,
+    verdict_legend,
+    verdict_table,
+)
 from reports.run.environment import environment_rows
 from reports.run.plugin_html import escaped_rows, thumbnail_strip
-from tests.helpers.report_session import NOW, OUTCOMES, run_session
+from tests.helpers.report_session import BUGS, NOW, OUTCOMES, run_session
 
 
 def report_data(page: str) -> dict:
@@ -47,9 +58,55 @@ def test_verdict_table_has_one_row_per_bug_with_its_verdict_class_and_links(writ
     rows = re.findall(r'<tr class="verdict-row verdict-([\w-]+)" data-bug="([\w-]+)">', page)
     assert rows == [("reproduced", "fake-reproduced"), ("regressed", "fake-regressed"), ("fixed", "fake-fixed")]
     assert '<a href="https://example.invalid/issues/21" target="_blank" rel="noopener">issue 21</a>' in page
-    assert '<a href="https://example.invalid/pull/211" target="_blank" rel="noopener">fix 211</a>' in page
+    assert '<a href="https://example.invalid/pull/211" target="_blank" rel="noopener">fix PR 211</a>' in page
     # pytest-html's template puts the environment first; the harness's CSS draws the verdicts above it.
     assert page.index("Known-bug verdicts") < page.index('id="results-table"') and ".summary { order: 1; }" in page
+
+
+def verdict_row_of(page: str, bug_id: str) -> str:
+    return re.search(rf'<tr class="verdict-row [^"]+" data-bug="{bug_id}">(.*?)</tr>', page, re.S).group(1)
+
+
+def test_the_legend_is_folded_on_the_headings_line_before_the_table(written) -> None:
+    page, _ = written
+    heading = re.search(r'<div class="verdicts-heading"><h2>Known-bug verdicts</h2><details class="verdict-legend">(.*?)</details></div>', page, re.S)
+    assert heading and page.index(heading.group(0)) < page.index('<table class="harness-table verdict-table">')
+    assert "<summary>Legend: verdicts and evidence</summary>" in heading.group(1)
+
+
+def test_titles_and_details_open_whole_and_each_bug_lists_its_tests(written) -> None:
+    page, _ = written
+    fixed = verdict_row_of(page, "fake-fixed")
+    title = BUGS["fake-fixed"][0]
+    assert f'<details class="bug-title"><summary title="{title}">{title}</summary></details>' in fixed
+    assert re.search(r'<details class="detail"><summary><span class="detail-text">[^<]+</span></summary><div class="bug-tests">', fixed)
+    # Clamped while closed only: a click shows the whole text.
+    assert ".bug-title:not([open]) > summary { white-space: nowrap;" in page and "details.detail:not([open]) .detail-text {" in page
+    tests = re.search(r'<div class="bug-tests"><p>(.*?)</p><ul>(.*?)</ul></div>', fixed, re.S)
+    assert tests.group(1) == "5 tests: 3 passed, 2 skipped; 1 decided the verdict."
+    items = re.findall(r'<li class="test-(\w+)">(.*?)</li>', tests.group(2))
+    assert [outcome for outcome, _ in items] == ["passed", "passed", "passed", "skipped", "skipped"]
+    decided, *others = [item for _, item in items]
+    assert '<span class="evidence evidence-proxy">proxy</span> <b class="decided">decided</b> <a href="#test_fake.py::test_fixed">' in decided
+    assert '<a href="#test_fake.py::test_direct%5Bcpu-threads1%5D">test_fake.py::test_direct[cpu-threads1]</a>' in others[0]
+    assert "evidence-control" in others[0] and "decided" not in "".join(others)
+    # A skipped test has no row to link to: its reason stands beside it.
+    assert "<a " not in others[-1] and "cuda:0 requested, 0 CUDA devices visible" in others[-1]
+    assert 'test_fake.py::test_reproduced' in verdict_row_of(page, "fake-reproduced")
+    assert 'test_fake.py::test_fixed' not in verdict_row_of(page, "fake-reproduced")
+
+
+def test_a_module_skipped_whole_is_counted_and_listed_as_pytest_counts_it(harness: pytest.Pytester, tmp_path: Path) -> None:
+    harness.makepyfile(
+        test_whole='import pytest\npytest.skip("this release lacks the API", allow_module_level=True)\n',
+        test_some='import pytest\n\ndef test_ok():\n    pass\n\ndef test_skip():\n    pytest.skip("no GPU")\n',
+    )
+    result = harness.runpytest(f"--report-dir={tmp_path}")
+    result.assert_outcomes(passed=1, skipped=2)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '<details class="skipped-tests"><summary>2 skipped tests, 2 reasons</summary>' in page
+    assert "<li><code>test_whole.py</code> <span class=\"muted\">(the whole module)</span></li>" in page
+    assert "1 &times; this release lacks the API" in page
 
 
 def test_sweep_findings_are_summarised(written) -> None:
@@ -135,7 +192,7 @@ def test_verdict_table_escapes_what_it_shows() -> None:
         "bug_id": "x-1", "title": "<script>alert(1)</script>", "verdict": "fixed", "evidence": None,
         "package": "kornia", "installed": None, "affected_range": "<0.7.2", "affected": None,
         "decided_by": "kornia not installed", "first_fixed": "0.7.2", "issue": "https://e.invalid/i?a=1&b=2",
-        "fix": "https://e.invalid/p/2", "detail": "a & b",
+        "fix": "https://e.invalid/p/2", "detail": "a & b", "tests": [],
     }
     table = verdict_table([record])
     assert "<script>" not in table and "&lt;script&gt;" in table
@@ -164,7 +221,7 @@ def test_verdict_table_labels_the_evidence_kind() -> None:
         "bug_id": "kornia-2791", "title": "t", "verdict": "reproduced", "evidence": "simulated",
         "package": "kornia", "installed": "0.7.1", "affected_range": "<0.7.2", "affected": True,
         "decided_by": "version 0.7.1", "first_fixed": "0.7.2", "issue": "https://e.invalid/i", "fix": "https://e.invalid/p",
-        "detail": "held tensors not on cuda:1 after .to(): pl",
+        "detail": "held tensors not on cuda:1 after .to(): pl", "tests": [],
     }
     assert '<span class="evidence evidence-simulated">simulated</span>' in verdict_table([record])
     assert ".evidence.evidence-simulated" in VERDICTS_CSS.read_text(encoding="utf-8")
@@ -181,13 +238,43 @@ def test_sweeps_summary_handles_absence_and_odd_shapes() -> None:
             "junk",
         ]
     )
-    assert "3 sweep results (callable x sweep x device x way): 2 finding, 1 inconclusive, 0 clean." in mixed
+    assert "3 sweep results (callable x sweep x device x way): 2 findings, 1 inconclusive, 0 clean." in mixed
     assert mixed.index("New findings (1)") < mixed.index("<code>g</code>") < mixed.index("Triaged findings (1)")
     assert mixed.index("Triaged findings (1)") < mixed.index("triaged: known &lt;x&gt;") < mixed.index("Inconclusive (1)")
     clean = sweeps_summary([{"callable": "h", "result": "clean"}])
     assert "No new finding." in clean and "<table" not in clean
     way = sweeps_summary([{"callable": "K.RandomJPEG", "device": "simcuda:1", "way": "module not moved", "result": "finding"}])
     assert '<code>K.RandomJPEG</code><div class="muted">module not moved</div>' in way and "simcuda:1" in way
+
+
+def test_upstream_links_say_what_they_link() -> None:
+    assert upstream_label("https://github.com/pytorch/vision/issues/8587") == "issue 8587"
+    assert upstream_label("https://github.com/pytorch/vision/pull/9606/") == "PR 9606"
+    assert upstream_label("https://github.com/pytorch/vision/pull/8929", "fix") == "fix PR 8929"
+    assert upstream_label("https://github.com/kornia/kornia/commit/d6e1485aa0b1", "fix") == "fix commit d6e1485"
+    assert upstream_label("https://example.invalid/12") == "12"
+
+
+def test_the_legend_explains_every_verdict_and_evidence_kind() -> None:
+    legend = verdict_legend()
+    shown = re.findall(r'<dt><span class="verdict verdict-([\w-]+)">', legend)
+    assert sorted(shown) == sorted(VERDICTS)
+    assert re.findall(r'<dt><span class="evidence evidence-(\w+)">', legend) == [*EVIDENCE_KINDS, CONTROL]  # strongest first
+    assert "a release before the bug" in legend and "decides nothing" in legend and "docs/reference/verdicts.md" in legend
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    assert (counted(1, "finding"), counted(7, "finding"), counted(0, "test")) == ("1 finding", "7 findings", "0 tests")
+    assert "<summary>1 skipped test, 1 reason</summary>" in skipped_tests_by_reason({"no GPU": ["t.py::a"]})
+    assert "1 finding, 0 inconclusive, 0 clean" in sweeps_summary([{"callable": "f", "result": "finding"}])
+    assert bug_tests([], ()) == '<p class="bug-tests muted">No test of this bug ran.</p>'
+
+
+def test_a_bug_test_list_escapes_and_links_by_node_id() -> None:
+    test = {"nodeid": 'suites/a/t.py::test_x[<"q">]', "outcome": "failed", "message": "boom <b>", "properties": {}}
+    listed = bug_tests([test], ())
+    assert '<a href="#suites/a/t.py::test_x%5B%3C%22q%22%3E%5D">t.py::test_x[&lt;&quot;q&quot;&gt;]</a>' in listed
+    assert '<span class="muted">boom &lt;b&gt;</span>' in listed and "evidence" not in listed
 
 
 def test_environment_rows_name_each_gpu_and_ci_variable() -> None:
