@@ -383,7 +383,7 @@ def test_a_module_that_fails_to_collect_makes_every_bug_whose_tests_did_not_run_
     assert {v["bug_id"]: v["verdict"] for v in document["verdicts"]} == {"fake-11": "error", "fake-12": "error"}
     assert {t["nodeid"]: t["outcome"] for t in document["tests"]} == {"suites/fake_12_two/test_two.py": "error"}
     page = (tmp_path / "out" / "report.html").read_text()
-    assert page.count('class="verdict verdict-error"') == 2 and "the session stopped before this bug" in page
+    assert page.count('class="verdict-row verdict-error"') == 2 and "the session stopped before this bug" in page
 
 
 def test_with_collection_errors_let_through_only_the_broken_suites_bug_is_an_error(harness, tmp_path: Path) -> None:
