@@ -128,10 +128,11 @@ def _plain_value(value: Any) -> bool:
 
 
 def _plain_cpu_call(args: tuple, kwargs: dict) -> bool:
-    """Every argument a plain CPU tensor or an inert value (nested one list deep at most), and no
-    `device=`."""
+    """Every argument a plain CPU tensor or an inert value (nested one list deep at most), no
+    `device=` and no `pin_memory=True`: pinning is the simulation's (pinning.py), as in
+    dispatch.plain_cpu; past the modes it would reach the real CUDA host allocator."""
     if kwargs:
-        if kwargs.get("device") is not None:
+        if kwargs.get("device") is not None or kwargs.get("pin_memory"):
             return False
         args = (*args, *kwargs.values())
     for value in args:

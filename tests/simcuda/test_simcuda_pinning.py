@@ -9,7 +9,7 @@ import torch
 from torch.utils.data import DataLoader
 from torchvision import tv_tensors
 
-from simcuda import is_simulated, real_cpu, simulated_cuda
+from simcuda import StreamRace, is_simulated, real_cpu, simulated_cuda
 from suites.torchvision_8855_pin_memory.batches import BATCH_SIZE, TVTensorSamples, as_list, tensors_by_kind
 
 
@@ -67,3 +67,31 @@ def test_nothing_is_left_registered_after_the_simulation() -> None:
     assert not torch.empty(2).is_pinned()
     with pytest.raises(RuntimeError):
         torch.empty(2).pin_memory()  # no accelerator: torch's own refusal again
+
+
+def offload_to_pinned_host(*, synchronized: bool) -> float:
+    """A CPU-offload store as a `pytest --simcuda` test runs it (the log keeps only other devices'
+    allocations, so plain CPU calls may skip the modes): a pinned host buffer, a non-blocking copy
+    from cuda:1 on a side stream, then the host reads it."""
+    with simulated_cuda(2) as simulation:
+        simulation.set_device(1)
+        simulation.log_only_outside({"cpu", "cuda:1"})
+        kv = torch.rand(64, device="cuda:1")
+        host = torch.empty(64, pin_memory=True)
+        assert host.is_pinned() and not is_simulated(host)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            host.copy_(kv, non_blocking=True)
+        if synchronized:
+            side.synchronize()
+        return float(host.sum())
+
+
+def test_a_pinned_factory_is_the_simulations_even_where_plain_cpu_calls_skip_the_modes() -> None:
+    """`torch.empty(n, pin_memory=True)` is a plain CPU call by its arguments: past the modes it
+    reached the real CUDA host allocator ("Found no NVIDIA driver" here, a real pinned buffer on a
+    GPU machine), so the race below was neither caught nor cleared."""
+    with pytest.raises(StreamRace, match="not ordered after the write by aten::copy_"):
+        offload_to_pinned_host(synchronized=False)
+    assert offload_to_pinned_host(synchronized=True) > 0
