@@ -98,12 +98,19 @@ def op_info(func: torch._ops.OpOverload) -> OpInfo:
     return info
 
 
+def pins_or_draws(kwargs: dict) -> bool:
+    """What makes even a call of CPU tensors the simulation's: pinned memory (pinning.py; past the
+    modes it reaches the real CUDA host allocator) or a generator (check_generators). Both fast
+    paths for plain CPU calls ask it: this one and functions.py's."""
+    return bool(kwargs.get("pin_memory")) or kwargs.get("generator") is not None
+
+
 def plain_cpu(args: tuple, kwargs: dict) -> bool:
     """Every tensor argument a CPU tensor (ATen nests them one list deep at most), no device but
     the CPU, no pinning and no generator asked for: an op the simulation only logs."""
     if kwargs:
         device = kwargs.get("device")
-        if device is not None and device_of(device).type != "cpu" or kwargs.get("pin_memory") or kwargs.get("generator") is not None:
+        if device is not None and device_of(device).type != "cpu" or pins_or_draws(kwargs):
             return False
         args = (*args, *kwargs.values())
     for value in args:

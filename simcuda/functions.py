@@ -28,7 +28,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_map
 
 from simcuda import indexing, rules
-from simcuda.dispatch import check_generators, device_of
+from simcuda.dispatch import check_generators, device_of, pins_or_draws
 from simcuda.tensor import SimulatedTensor, is_simulated, real_cpu, wrap
 from simcuda.unsupported import SimulationUnsupported
 
@@ -129,10 +129,9 @@ def _plain_value(value: Any) -> bool:
 
 def _plain_cpu_call(args: tuple, kwargs: dict) -> bool:
     """Every argument a plain CPU tensor or an inert value (nested one list deep at most), no
-    `device=` and no `pin_memory=True`: pinning is the simulation's (pinning.py), as in
-    dispatch.plain_cpu; past the modes it would reach the real CUDA host allocator."""
+    `device=`, and nothing that makes the call the simulation's (dispatch.pins_or_draws)."""
     if kwargs:
-        if kwargs.get("device") is not None or kwargs.get("pin_memory"):
+        if kwargs.get("device") is not None or pins_or_draws(kwargs):
             return False
         args = (*args, *kwargs.values())
     for value in args:
