@@ -23,8 +23,8 @@ from pytest_metadata.plugin import metadata_key
 
 from reports.pages.html import VERDICTS_CSS, skipped_tests_by_reason, sweeps_summary, verdict_legend, verdict_table
 from reports.run.environment import environment_rows, gpu_summary, release_summary
-from reports.run.plugin_results import session_environment, session_sections, verdict_records
-from reports.run.results import merge_test_record, report_message
+from reports.run.plugin_results import run_records, session_environment, session_sections, verdict_records
+from reports.run.results import report_message
 
 LAYOUT_CSS = Path(__file__).with_name("report_layout.css")
 # (user_properties key, column heading), shown after the Test column.
@@ -47,7 +47,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # Before pytest-html's own pytest_configure reads --css.
     config.option.css = [*config.option.css, str(VERDICTS_CSS), str(LAYOUT_CSS)]
     config.pluginmanager.register(ThumbnailStrip(), "harness-thumbnails")
-    config.pluginmanager.register(OutcomeRecords(), "harness-html-tests")
     config.pluginmanager.register(SkippedByReason(), "harness-skipped-by-reason")
 
 
@@ -79,10 +78,9 @@ def pytest_html_results_summary(prefix: list, summary: list, postfix: list, sess
         if plugins:
             rows["pytest plugins"] = escaped_rows({"plugins": plugins})["plugins"]
         report_data.set_data("environment", rows)
-    tests = config.pluginmanager.get_plugin("harness-html-tests").records.values()
     prefix += [
         f'<div class="verdicts-heading"><h2>Known-bug verdicts</h2>{verdict_legend()}</div>',
-        verdict_table(verdict_records(config), list(tests)),
+        verdict_table(verdict_records(config), run_records(config)),
         "<h2>Sweep findings</h2>",
         sweeps_summary(session_sections(config).get("sweeps")),
     ]
@@ -136,17 +134,6 @@ class ThumbnailStrip:
         if images:
             others = [extra for extra in extras if extra not in images]
             report.extras = [html_extras.html(thumbnail_strip(images)), *others]
-
-
-class OutcomeRecords:
-    """On the controller: each test's results.json record, for the verdict table to list every
-    bug's tests with their outcomes (results.json itself may not be written: --no-reports)."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, dict] = {}
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.records[report.nodeid] = merge_test_record(self.records.get(report.nodeid), report)
 
 
 class SkippedByReason:

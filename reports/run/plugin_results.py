@@ -30,6 +30,7 @@ SELF_TEST_ENV = "HARNESS_SELF_TEST"
 # Computed once per session, on the controller, and shared with the HTML report (plugin_html).
 ENVIRONMENT = pytest.StashKey[dict]()
 SECTIONS = pytest.StashKey[dict]()
+RUN_RECORDS = "harness-run-records"  # the RunRecords plugin's name
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -64,8 +65,11 @@ def report_dir(config: pytest.Config) -> Path | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # the controller writes every report
+        return
+    config.pluginmanager.register(RunRecords(), RUN_RECORDS)  # report.html reads them too, results.json or not
     directory = report_dir(config)
-    if directory is None or hasattr(config, "workerinput"):
+    if directory is None:
         return
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -106,11 +110,12 @@ def verdict_records(config: pytest.Config) -> list[dict]:
     ]
 
 
-class ResultsWriter:
-    def __init__(self, config: pytest.Config, path: Path) -> None:
-        self.config = config
-        self.path = path
-        self.started = _now()
+class RunRecords:
+    """Each test's results.json record as the controller sees it (pytest-xdist's workers report
+    there), and a module's skip reason or collection error beside them: for results.json and for
+    report.html's verdict table alike."""
+
+    def __init__(self) -> None:
         self.tests: dict[str, dict] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -119,6 +124,18 @@ class ResultsWriter:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if not report.passed:  # a whole module's skip reason or collection error, beside the tests
             self.tests[report.nodeid] = collect_record(report)
+
+
+def run_records(config: pytest.Config) -> list[dict]:
+    """The session's test (and failed or skipped module) records so far (RunRecords)."""
+    return list(config.pluginmanager.get_plugin(RUN_RECORDS).tests.values())
+
+
+class ResultsWriter:
+    def __init__(self, config: pytest.Config, path: Path) -> None:
+        self.config = config
+        self.path = path
+        self.started = _now()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -129,7 +146,7 @@ class ResultsWriter:
             exit_status=int(session.exitstatus),  # the verdicts may have failed the run
             environment=session_environment(config),
             verdicts=verdict_records(config),
-            tests=list(self.tests.values()),
+            tests=run_records(config),
             sections=session_sections(config),
         )
         self.path.write_text(json.dumps(document, indent=1, default=str), encoding="utf-8")
