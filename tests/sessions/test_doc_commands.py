@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.known_bugs.registry import load_registry
 from reports.run.plugin_results import SELF_TEST_ENV
 from tests.conftest import REPO
 
@@ -96,7 +98,9 @@ def test_a_command_run_here_does_what_the_docs_say(command: str) -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     stated = stated_verdict_lines(command)
-    installed = version(command.split("--bug ")[1].split("-")[0]) if "--bug " in command else None
+    words = shlex.split(command)
+    bug = words[words.index("--bug") + 1] if "--bug" in words else None
+    installed = version(load_registry()[bug].package) if bug else None
     if installed in stated:
         printed = " ".join(next(line for line in done.stdout.splitlines() if line.startswith(stated[installed].split()[0] + " ")).split())
         assert printed.startswith(stated[installed]), f"the docs state `{stated[installed]}`, it printed `{printed}`"
