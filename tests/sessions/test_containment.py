@@ -27,7 +27,7 @@ def test_still_runs():
 
 
 @pytest.mark.catches(
-    "reports/run/plugin_results.py::ResultsWriter.pytest_runtest_logreport",
+    "reports/run/plugin_results.py::RunRecords.pytest_runtest_logreport",
     "reports/run/plugin_results.py::ResultsWriter.pytest_sessionfinish",
 )
 def test_fault_segfault_and_hang_in_isolated_tests_are_attributed_and_the_run_completes(harness, tmp_path) -> None:
@@ -65,7 +65,7 @@ def test_others(n):
 
 
 @pytest.mark.catches(
-    "reports/run/plugin_results.py::ResultsWriter.pytest_runtest_logreport",
+    "reports/run/plugin_results.py::RunRecords.pytest_runtest_logreport",
     "reports/run/plugin_results.py::ResultsWriter.pytest_sessionfinish",
 )
 def test_fault_segfault_and_hang_under_xdist_restart_the_worker_and_keep_the_report(harness, tmp_path) -> None:
