@@ -3,6 +3,7 @@ fraction of each threshold (1.0 = exactly at it). tests/faults/test_oracle_thres
 threshold from both sides with these figures.
 
     python bench/oracle_calibration.py
+    python bench/oracle_calibration.py --device cuda     # on a GPU machine: each direct oracle's GPU against its CPU
 
 What "a correct run" is, per oracle: the suites compare a device's result with the CPU's, so a
 correct device differs only by float rounding (another summation order, FMA, TF32 where the
@@ -11,11 +12,17 @@ correct float32 implementation), by inductor's compiled code against eager (sam2
 comparison it makes), by TF32-rounded operands against fp32 (the TF32 tolerance), and by the
 simulated device against the CPU (the device sweep's value check, which only runs there).
 The JPEG thresholds (torchvision-8587) have their own script: bench/jpeg_block_calibration.py.
+
+With `--device cuda` the script measures what only a GPU can: each direct oracle's very comparison
+(a correct release's GPU result against its CPU result under the same parameters), over several
+random draws, as a fraction of its threshold; kornia-2867, 3028 and 4415 are calibrated only so.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -146,16 +153,135 @@ def sweep_values() -> float:
     return worst
 
 
+def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
+    """Each direct oracle's comparison, a correct GPU result against the CPU's, worst of `draws`
+    random draws, as a fraction of its threshold (mean or max |difference| as the oracle reads it)."""
+    from suites.device_oracle import max_abs, mean_abs
+    from suites.kornia_2867_random_jpeg import test_random_jpeg_device as random_jpeg
+    from suites.kornia_3028_gaussian_illumination import test_gaussian_illumination_device as illumination
+    from suites.kornia_4415_shear_range import test_shear_range_device as shear
+
+    def worst(measure: Callable[[], float]) -> float:
+        return max(measure() for _ in range(draws))
+
+    def jitter_on_gpu() -> float:
+        fraction = 0.0
+        for case in jitter.JITTER_CASES:
+            mode, select_from = case.values
+            for batch in (1, 4):
+                image = torch.rand(batch, 3, 16, 16)
+                reference = jitter.RandomPlanckianJitter(mode=mode, select_from=select_from, p=1.0)
+                params = reference.forward_parameters(image.shape)
+                moved = jitter.RandomPlanckianJitter(mode=mode, select_from=select_from, p=1.0).to(device)
+                actual = moved(image.to(device), params={k: v.to(device) for k, v in params.items()}).cpu()
+                fraction = max(fraction, allclose_fraction(actual, reference(image, params=params), jitter.ATOL, jitter.RTOL))
+        return fraction
+
+    def codec_on_gpu(gradient: bool) -> float:
+        run = codec._codec_input_grad if gradient else codec.jpeg_codec_differentiable
+        fraction = 0.0
+        for case in codec.CODEC_CASES:
+            shape, qualities = case.values
+            image, quality = torch.rand(shape), torch.tensor(qualities)
+            fraction = max(fraction, codec._mean_abs_difference(run(image.to(device), quality.to(device)), run(image, quality)))
+        return fraction / codec.MEAN_ABS_TOLERANCE
+
+    def chain_on_gpu() -> float:
+        fraction = 0.0
+        for piece in CHAIN_PIECES.values():
+            seed = int(torch.randint(1 << 30, ()))
+            torch.manual_seed(seed)
+            expected = piece(torch.device("cpu"))
+            torch.manual_seed(seed)
+            fraction = max(fraction, codec._mean_abs_difference(piece(device), expected))
+        return fraction / codec.CHAIN_MEAN_ABS_TOLERANCE
+
+    def random_jpeg_on_gpu() -> float:
+        image = torch.rand(2, 3, 32, 32)
+        augmentation = random_jpeg.RandomJPEG(jpeg_quality=(30.0, 90.0), p=1.0)
+        params = augmentation.forward_parameters(image.shape)
+        expected = augmentation(image.clone(), params=params)
+        actual = augmentation.to(device)(image.to(device), params=params)
+        return mean_abs(actual.cpu() - expected) / random_jpeg.MEAN_ABS_TOLERANCE
+
+    def illumination_on_gpu() -> float:
+        fraction = 0.0
+        for shape in ((1, 3, 16, 16), (4, 3, 24, 32)):
+            image = torch.rand(shape)
+            module = illumination.RandomGaussianIllumination(p=1.0)
+            params = module.forward_parameters(image.shape)
+            expected = module(image.clone(), params=params)
+            # The fixed releases move the CPU pattern to the image; the oracle's call, as the suite makes it.
+            fraction = max(fraction, max_abs(module(image.to(device), params=params).cpu() - expected) / illumination.ATOL)
+        return fraction
+
+    def shear_on_gpu() -> float:
+        fraction = 0.0
+        for case in shear.CASES:
+            (make,) = case.values
+            image = torch.rand(2, 3, 16, 16)
+            augmentation = make()
+            params = augmentation.forward_parameters(image.shape)
+            expected = augmentation(image.clone(), params=params)
+            moved = {key: value.to(device) for key, value in params.items()}
+            fraction = max(fraction, max_abs(augmentation.to(device)(image.to(device), params=moved).cpu() - expected) / shear.ATOL)
+        return fraction
+
+    def sam2_on_gpu() -> tuple[float, float]:
+        torch._dynamo.reset()
+        encoder, eager = encoder_and_eager_twin(CachedSinePosition(CHANNELS, fixed=True), device)
+        compiled = torch.compile(encoder, mode="reduce-overhead")
+        worst_fp32 = worst_tf32 = 0.0
+        with torch.no_grad():
+            for frame in frames(device):
+                expected = eager(frame)
+                worst_fp32 = max(worst_fp32, allclose_fraction(compiled(frame).clone(), expected, sam2.ATOL, sam2.RTOL))
+                torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+                try:  # TF32 really in force: the GPU's own rounding, against its fp32 result
+                    worst_tf32 = max(worst_tf32, allclose_fraction(eager(frame), expected, sam2.TF32_ATOL, sam2.TF32_RTOL))
+                finally:
+                    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        return worst_fp32, worst_tf32
+
+    def control_on_gpu() -> float:
+        first, _ = graph_control.inputs(str(device))
+        return allclose_fraction(graph_control.square(first).cpu(), graph_control.square(first.double()).cpu(),
+                                 graph_control.CLOSE_ATOL, graph_control.CLOSE_RTOL)
+
+    sam2_runs = [sam2_on_gpu() for _ in range(max(1, draws // 4))]  # a compile each: fewer draws
+    sam2_fp32, sam2_tf32 = (max(column) for column in zip(*sam2_runs))
+    return [
+        ("kornia-2791 moved output (ATOL 1e-6, RTOL 1e-5)", worst(jitter_on_gpu)),
+        ("kornia-2837 codec output mean", worst(lambda: codec_on_gpu(gradient=False))),
+        ("kornia-2837 codec gradient mean", worst(lambda: codec_on_gpu(gradient=True))),
+        ("kornia-2837 chain pieces mean (1e-6)", worst(chain_on_gpu)),
+        ("kornia-2867 RandomJPEG mean (1e-3)", worst(random_jpeg_on_gpu)),
+        ("kornia-3028 illumination max (ATOL 1e-6)", worst(illumination_on_gpu)),
+        ("kornia-4415 shear max (ATOL 1e-5)", worst(shear_on_gpu)),
+        ("sam2-460 compiled vs eager (fp32)", sam2_fp32),
+        ("sam2-460 TF32 operands vs fp32 (TF32 tolerance)", sam2_tf32),
+        ("sam2-460 control read-back (close)", worst(control_on_gpu)),
+    ]
+
+
+def _cpu_rows() -> list[tuple[str, float]]:
+    return [
+        ("kornia-2791 moved output (ATOL 1e-6, RTOL 1e-5)", planckian_jitter()),
+        *zip(("kornia-2837 codec output mean", "kornia-2837 codec gradient mean"), codec_means()),
+        ("kornia-2837 chain pieces mean (1e-6)", chain_pieces()),
+        *zip(("sam2-460 compiled vs eager (fp32)", "sam2-460 TF32 operands vs fp32 (TF32 tolerance)"), sam2_compiled_against_eager()),
+        ("sam2-460 control read-back (close)", control_read_back()),
+        ("kornia sweeps simulated vs cpu", sweep_values()),
+    ]
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", help="a GPU (cuda, cuda:1): each direct oracle's comparison of it with the CPU")
+    parser.add_argument("--draws", type=int, default=20, help="random draws per oracle on the GPU (default 20)")
+    args = parser.parse_args()
     with full_fp32():
-        rows = [
-            ("kornia-2791 moved output (ATOL 1e-6, RTOL 1e-5)", planckian_jitter()),
-            *zip(("kornia-2837 codec output mean", "kornia-2837 codec gradient mean"), codec_means()),
-            ("kornia-2837 chain pieces mean (1e-6)", chain_pieces()),
-            *zip(("sam2-460 compiled vs eager (fp32)", "sam2-460 TF32 operands vs fp32 (TF32 tolerance)"), sam2_compiled_against_eager()),
-            ("sam2-460 control read-back (close)", control_read_back()),
-            ("kornia sweeps simulated vs cpu", sweep_values()),
-        ]
+        rows = _gpu_rows(torch.device(args.device), args.draws) if args.device else _cpu_rows()
     for name, fraction in rows:
         print(f"{name:<52} worst correct = {fraction:.3g} of the threshold")
 

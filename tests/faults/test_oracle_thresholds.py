@@ -26,6 +26,8 @@ from fixtures.known_bugs.outcomes import BugObserved
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
 from suites.kornia_2837_jpeg_device import chain
 from suites.kornia_2837_jpeg_device import test_jpeg_device as codec
+from suites.kornia_2867_random_jpeg import test_random_jpeg_device as random_jpeg
+from suites.kornia_4415_shear_range import test_shear_range_device as shear
 from suites.kornia_sweeps import test_device_sweep as sweep
 from suites.sam2_460_cudagraph import oracles as sam2
 from suites.sam2_460_cudagraph import test_cudagraph_control as graph_control
@@ -113,28 +115,51 @@ def allowance_shift(expected: torch.Tensor, atol: float, rtol: float, fraction: 
     return expected + fraction * (atol + rtol * expected.abs())
 
 
-class ShiftedOnMoveJitter(RandomPlanckianJitter):
-    """The moved instance's output off by a fraction of the 2791 oracle's allowance."""
+def shifted_on_move(base: type, shift: Callable[[torch.Tensor], torch.Tensor]) -> type:
+    """`base`, an augmentation whose output is `shift(output)` once `.to()` moved it: where the
+    suites call the library, the moved instance's result is the device's."""
 
-    fraction = 0.0
+    class ShiftedOnMove(base):
+        def _apply(self, fn, *args, **kwargs):
+            self.moved = True
+            return super()._apply(fn, *args, **kwargs)
 
-    def _apply(self, fn, *args, **kwargs):
-        self.moved = True
-        return super()._apply(fn, *args, **kwargs)
+        def forward(self, *args, **kwargs):
+            out = super().forward(*args, **kwargs)
+            return shift(out) if getattr(self, "moved", False) else out
 
-    def forward(self, *args, **kwargs):
-        out = super().forward(*args, **kwargs)
-        allowance = recorded("kornia-2791 moved output", "ATOL"), recorded("kornia-2791 moved output", "RTOL")
-        return allowance_shift(out, *allowance, self.fraction) if getattr(self, "moved", False) else out
+    return ShiftedOnMove
 
 
 @pytest.mark.catches("suites/kornia_2791_planckian_jitter/test_planckian_jitter_device.py::moved_run_matches_cpu")
 @pytest.mark.parametrize(("past", "caught"), SIDES)
 def test_fault_kornia_2791_output_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
-    monkeypatch.setattr(ShiftedOnMoveJitter, "fraction", fraction_for("kornia-2791 moved output", past))
-    monkeypatch.setattr(jitter_direct, "RandomPlanckianJitter", ShiftedOnMoveJitter)
+    allowance = recorded("kornia-2791 moved output", "ATOL"), recorded("kornia-2791 moved output", "RTOL")
+    fraction = fraction_for("kornia-2791 moved output", past)
+    shifted = shifted_on_move(RandomPlanckianJitter, lambda out: allowance_shift(out, *allowance, fraction))
+    monkeypatch.setattr(jitter_direct, "RandomPlanckianJitter", shifted)
     with expect(caught, "differs from CPU"):
         jitter_direct.moved_run_matches_cpu("blackbody", None, 4, torch.device("cpu"))
+
+
+@pytest.mark.catches("suites/kornia_2867_random_jpeg/test_random_jpeg_device.py::test_random_jpeg_on_device_matches_cpu")
+@pytest.mark.parametrize(("past", "caught"), SIDES)
+def test_fault_kornia_2867_mean_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
+    name = "kornia-2867 RandomJPEG output"
+    shift = fraction_for(name, past) * recorded(name, "MEAN_ABS_TOLERANCE")
+    monkeypatch.setattr(random_jpeg, "RandomJPEG", shifted_on_move(random_jpeg.RandomJPEG, lambda out: out + shift))
+    with expect(caught, "differs from CPU: mean_abs"):
+        random_jpeg.test_random_jpeg_on_device_matches_cpu("cpu", None, moved=True)
+
+
+@pytest.mark.catches("suites/kornia_4415_shear_range/test_shear_range_device.py::test_sheared_augmentation_moved_to_device_matches_cpu")
+@pytest.mark.parametrize(("past", "caught"), SIDES)
+def test_fault_kornia_4415_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
+    name = "kornia-4415 sheared output"
+    shift = fraction_for(name, past) * recorded(name, "ATOL")
+    monkeypatch.setattr(shear, "RandomShear", shifted_on_move(shear.RandomShear, lambda out: out + shift))
+    with expect(caught, "differs from CPU: max_abs"):
+        shear.test_sheared_augmentation_moved_to_device_matches_cpu("cpu", None, lambda: shear.RandomShear(5.0, p=1.0))
 
 
 @pytest.mark.catches(
