@@ -44,7 +44,9 @@ locks no page) or speed. Known limits:
   with CPU under one seed, not with real CUDA random streams.
 - cuDNN is disabled inside, so composite ops take their native paths.
 - CUDA use from another thread is refused while real CUDA is uninitialised (always, on a machine
-  without a GPU); once a real GPU was used in the process, such calls reach it (argued, not run).
+  without a GPU); once a real GPU was used in the process, such calls reach it: on a one-GPU
+  machine CUDA's invalid ordinal, read as a refusal (seen on an H200); with a real `cuda:1` they
+  would run there (argued, not run).
 - C++ entry points that reach CUDA without passing `torch.cuda._lazy_init` (legacy
   `x.type(torch.cuda.FloatTensor)`) fail with PyTorch's own driver error.
 - Inside a custom `torch.autograd.Function`'s forward the tensors are the CPU data: placement
@@ -59,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 from simcuda.ordering import ReusedMemoryRace, StreamRace
 from simcuda.unsupported import SimulationUnsupported
 
-__version__ = "0.2.6"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
+__version__ = "0.2.7"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
 
 if TYPE_CHECKING:
     from simcuda.allocations import Allocation, describe

@@ -30,7 +30,7 @@ from torch.utils._pytree import tree_map
 from simcuda import indexing, rules
 from simcuda.dispatch import check_generators, device_of, pins_or_draws
 from simcuda.tensor import SimulatedTensor, is_simulated, real_cpu, wrap
-from simcuda.unsupported import SimulationUnsupported
+from simcuda.unsupported import UNSUPPORTED_OPS, SimulationUnsupported
 
 if TYPE_CHECKING:
     from simcuda.simulation import Simulation
@@ -110,7 +110,20 @@ _AUTOGRAD_ABOVE = functools.reduce(
 
 
 # A call of plain CPU tensors runs with these excluded, past every mode (see _passes_through).
+# The factories shaped after a tensor: torch's bindings set the result's requires_grad themselves.
+_LIKE_FACTORIES = (torch.empty_like, torch.zeros_like, torch.ones_like, torch.full_like, torch.rand_like, torch.randn_like, torch.randint_like)
 _MODE_KEYS = torch._C.DispatchKeySet(_KEY.Python) | torch._C.DispatchKeySet(_KEY.PythonTLSSnapshot)
+_OPERATOR_TYPES = (torch._ops.OpOverloadPacket, torch._ops.OpOverload)
+
+
+def unsupported_operator(func: Callable) -> str | None:
+    """The feature a `torch.ops` operator called from Python stands for, when the simulation
+    cannot imitate it. Asked here, before its C++ kernel: torchvision registers its nvJPEG ops so
+    that on a GPU machine the kernel runs before the dispatch mode sees the op and reaches the real
+    CUDA ("invalid device ordinal" on one GPU; seen on an H200, torchvision 0.26)."""
+    if not isinstance(func, _OPERATOR_TYPES):
+        return None
+    return UNSUPPORTED_OPS.get(getattr(func, "_qualified_op_name", None) or func._schema.name)
 _PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})  # exact types: a subclass may have its own dispatch
 # Values that name no device, stream or generator (an int does only as `device=`, or as `.to`'s
 # and `.cuda`'s argument, which never pass): anything else (a string, a device, a TVTensor) keeps
@@ -192,6 +205,7 @@ class SimulatedFunctions(TorchFunctionMode):
             # Parses `Module.to(device=..., dtype=...)`: it makes no tensor, whatever device it names.
             torch._C._nn._parse_to: lambda func, args, kwargs: func(*args, **kwargs),
             **{getattr(tensor, name): self._new for name in ("new_tensor", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full")},
+            **dict.fromkeys(_LIKE_FACTORIES, self._like),
             **{func: self._unguarded(through) for func, through in _GUARDED.items()},
         }
         # The handlers that add nothing for plain CPU tensors and values (indexing, the guarded
@@ -205,6 +219,8 @@ class SimulatedFunctions(TorchFunctionMode):
         if (handler is None or func in self.passable) and self._passes_through(args, kwargs):
             with torch._C._ExcludeDispatchKeyGuard(_MODE_KEYS):
                 return func(*args, **kwargs)
+        if handler is None and (feature := unsupported_operator(func)):
+            raise SimulationUnsupported(feature, str(func))
         if handler is not None:
             owner = args[0] if args else None
             if isinstance(owner, torch.Tensor) and _has_own_torch_function(type(owner)) and torch._C._is_torch_function_enabled():
@@ -299,6 +315,19 @@ class SimulatedFunctions(TorchFunctionMode):
             return func(*args, **kwargs)
         cpu_kwargs = {**kwargs, "dtype": kwargs.get("dtype") or tensor.dtype}
         return self._factory(func, (real_cpu(tensor), *args[1:]), cpu_kwargs, target, op=f"Tensor.{func.__name__}")
+
+    def _like(self, func, args, kwargs):
+        """`torch.*_like(x)`: a new leaf whose `requires_grad` is the call's, as torch's binding
+        sets it after the op. The op itself, run with autograd on a CPU data that requires grad,
+        would hand out randint_like's unimplemented derivative (backward then raises) and drop a
+        `requires_grad=True` asked of empty_like."""
+        if _is_cuda(kwargs.get("device")):
+            return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
+        if not (args and is_simulated(args[0])):
+            return func(*args, **kwargs)
+        made = func(*args, **{key: value for key, value in kwargs.items() if key != "requires_grad"})
+        real_cpu(made).detach_()  # a fresh tensor: whatever autograd recorded on its CPU data is no part of it
+        return made.requires_grad_(kwargs.get("requires_grad", False))
 
     def _getitem(self, func, args, kwargs):
         tensor, key = args

@@ -42,17 +42,29 @@ class PinnedStorages:
         return ref is not None and not ref.expired()
 
 
+# The storages of the outermost simulation open now (a simcuda:N test inside the simulated runner
+# is a simulation inside another): its kernels answer for every one nested in it, since pinned
+# memory is the process's, and torch before 2.14 refuses a second Python kernel for the same op
+# and dispatch key ("already a kernel registered from python").
+_REGISTERED: list[PinnedStorages] = []
+
+
 @contextlib.contextmanager
 def simulated_pinning() -> Iterator[PinnedStorages]:
     """ATen's `_pin_memory` and `is_pinned` on CPU tensors answered by PinnedStorages until the
-    block ends."""
+    block ends; inside another such block, by that block's."""
+    if _REGISTERED:
+        yield _REGISTERED[0]
+        return
     pinned = PinnedStorages()
     library = torch.library.Library("aten", "IMPL")
     try:
         library.impl("_pin_memory", pinned.pin, "CPU")
         library.impl("is_pinned", pinned.is_pinned, "CPU")
+        _REGISTERED.append(pinned)
         yield pinned
     finally:
+        _REGISTERED.clear()
         library._destroy()  # unregisters both kernels (torch.library's own teardown)
 
 

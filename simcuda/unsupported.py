@@ -47,8 +47,8 @@ def refusals_logged_to(log: list[str]) -> Iterator[None]:
 
 def is_refusal(error: BaseException) -> bool:
     """Whether `error` is the simulation refusing a feature: itself, an error it caused, or the
-    real CUDA reached where no stand-in sees (`reached_real_cuda`)."""
-    return isinstance(error, SimulationUnsupported) or isinstance(error.__cause__, SimulationUnsupported) or reached_real_cuda(error)
+    real CUDA reached where no stand-in sees (`real_cuda_reached`)."""
+    return isinstance(error, SimulationUnsupported) or isinstance(error.__cause__, SimulationUnsupported) or real_cuda_reached(error) is not None
 
 
 # The real CUDA's answer on a machine without a GPU. Inside a simulation it means a C++ path no
@@ -58,17 +58,34 @@ def is_refusal(error: BaseException) -> bool:
 # simulation as any other.
 _REAL_CUDA_ANSWERS = ("Found no NVIDIA driver on your system",)
 REAL_CUDA_REACHED = "the real CUDA, reached from C++ (TorchScript's `.to(device)` initializes it before the op reaches the simulation)"
+# What a guarded C++ binding (one that opens a device guard before dispatching: `.contiguous()`)
+# answers when it meets a simulated tensor where the function mode does not see it: inside a
+# Python-level torch function the mode handed on whole (F.multi_head_attention_forward). Outside a
+# simulation these are a real GPU's own errors, so they count only while one runs.
+_GUARDED_ANSWERS = (
+    "GPU device may be out of range",  # CUDA's invalid ordinal on a GPU machine (an H200, torch 2.11); the simulation's own lacks it
+    "CUDA driver version is insufficient for CUDA runtime version",  # a machine with CUDA's stub driver and no GPU
+    "but its data is not allocated yet",  # a C++ kernel read a simulated tensor's storage (nvJPEG on an H200)
+)
+REAL_CUDA_REACHED_UNSEEN = (
+    "the real CUDA, reached from C++ where the simulation's modes do not see (a guarded binding such as `.contiguous()` "
+    "inside a Python-level torch function: F.multi_head_attention_forward)"
+)
 
 
-def reached_real_cuda(error: BaseException | None) -> bool:
-    """Whether `error`, or an error it was raised from, is the real CUDA saying there is no GPU."""
+def real_cuda_reached(error: BaseException | None) -> str | None:
+    """The refusal an error stands for when it, or an error it was raised from, is the real CUDA
+    answering a C++ path the simulation did not see; None otherwise."""
     seen: set[int] = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        if any(answer in str(error) for answer in _REAL_CUDA_ANSWERS):
-            return True
+        text = str(error)
+        if any(answer in text for answer in _REAL_CUDA_ANSWERS):
+            return REAL_CUDA_REACHED
+        if _OPEN_LOGS and any(answer in text for answer in _GUARDED_ANSWERS):
+            return REAL_CUDA_REACHED_UNSEEN
         error = error.__cause__ or error.__context__
-    return False
+    return None
 
 
 # Ops whose only meaning is a CUDA feature the CPU cannot imitate, by schema name.

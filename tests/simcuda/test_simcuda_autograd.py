@@ -5,6 +5,7 @@ CUDA device guard in force)."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import nn
 
@@ -110,3 +111,32 @@ def test_the_private_grad_attribute_is_the_gradient() -> None:
         assert weight._grad is weight.grad and real_cpu(weight._grad).tolist() == [2.0, 2.0, 2.0]
         weight._grad = None
         assert weight.grad is None
+
+
+LIKE_FACTORIES = {
+    "empty_like": lambda x, **kw: torch.empty_like(x, **kw),
+    "zeros_like": lambda x, **kw: torch.zeros_like(x, **kw),
+    "ones_like": lambda x, **kw: torch.ones_like(x, **kw),
+    "full_like": lambda x, **kw: torch.full_like(x, 2.0, **kw),
+    "rand_like": lambda x, **kw: torch.rand_like(x, **kw),
+    "randn_like": lambda x, **kw: torch.randn_like(x, **kw),
+    "randint_like": lambda x, **kw: torch.randint_like(x, 10, **kw),
+    "randint_like low": lambda x, **kw: torch.randint_like(x, 2, 10, **kw),
+}
+
+
+@pytest.mark.parametrize("asked", [{}, {"requires_grad": True}, {"requires_grad": False}], ids=["default", "grad", "no grad"])
+@pytest.mark.parametrize("make", LIKE_FACTORIES.values(), ids=LIKE_FACTORIES.keys())
+def test_a_like_factory_of_a_tensor_that_requires_grad_is_a_leaf_as_on_the_cpu(make, asked: dict) -> None:
+    """torch's bindings set the result's requires_grad themselves: randint_like of a tensor that
+    requires grad once came out requiring grad, with an unimplemented derivative that backward
+    then raised on (PyTorch Geometric's sparse cross entropy)."""
+    x = torch.rand(3, requires_grad=True)
+    expected = make(x, **asked)
+    with simulated_cuda():
+        made = make(x.detach().to(DEVICE).requires_grad_(), **asked)
+        assert (made.requires_grad, made.is_leaf, made.grad_fn, made.dtype) == (expected.requires_grad, True, None, expected.dtype)
+        assert made.device == DEVICE
+        if made.requires_grad:
+            (made * 2).sum().backward()
+            assert torch.equal(real_cpu(made.grad), torch.full((3,), 2.0))

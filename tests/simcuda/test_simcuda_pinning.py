@@ -4,6 +4,8 @@ kept through `.to("cuda")` as on CUDA, and nothing left registered after the sim
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 from torch.utils.data import DataLoader
@@ -95,3 +97,18 @@ def test_a_pinned_factory_is_the_simulations_even_where_plain_cpu_calls_skip_the
     with pytest.raises(StreamRace, match="not ordered after the write by aten::copy_"):
         offload_to_pinned_host(synchronized=False)
     assert offload_to_pinned_host(synchronized=True) > 0
+
+
+def test_a_simulation_inside_another_registers_the_pinning_kernels_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A simcuda:N test inside the simulated runner opens a simulation inside another: torch before
+    2.14 refuses a second Python kernel for `_pin_memory` on the CPU key (seen on torch 2.11), so
+    the inner one answers with the outer one's kernels. Here torch's refusal is put back."""
+    impl = torch.library.Library.impl
+    if "allow_override" in inspect.signature(impl).parameters:  # torch 2.14 and later override by default
+        monkeypatch.setattr(torch.library.Library, "impl", lambda self, *args, **kwargs: impl(self, *args, **kwargs, allow_override=False))
+    with simulated_cuda(2):
+        outer = torch.ones(2).pin_memory()
+        with simulated_cuda(2):
+            inner = torch.ones(2).pin_memory()
+            assert outer.is_pinned() and inner.is_pinned()  # pinned memory is the process's
+        assert inner.is_pinned() and not torch.ones(2).is_pinned()

@@ -10,6 +10,7 @@ import json
 import re
 
 import pytest
+import torch
 
 # Library code under test, shared by both suites: `scaled` is right on every device but builds
 # its table on the default GPU first (the kornia-2791 shape), which only the allocation log sees.
@@ -162,6 +163,8 @@ def test_simcuda_runs_a_peer_suite_on_the_simulated_cuda1(peer: str, pytester: p
 
 
 def test_without_simcuda_nothing_changes(peer: str, pytester: pytest.Pytester) -> None:
+    if peer == "torchvision" and torch.cuda.is_available():
+        pytest.skip("torchvision's peer tests skip their CUDA cases only on a machine without a GPU; one is visible here")
     result = pytester.runpytest_subprocess("-rA", "-p", "no:cacheprovider")
     text = result.stdout.str()
     assert "simulated CUDA" not in text and not (pytester.path / "simcuda-report.json").exists()

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 import torch.nn.functional as F
+from packaging.version import Version
+from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
 from simcuda import rules, simulated_cuda
@@ -108,9 +110,29 @@ def test_simulation_follows_the_rule(row: Row) -> None:
         assert outcome(row, simulated).startswith(row.expected)
 
 
-@pytest.mark.parametrize("row", [row for row in ROWS.values() if row.fake], ids=[name for name, row in ROWS.items() if row.fake])
-def test_fake_tensor_agrees(row: Row) -> None:
+# FakeTensor rules that changed between the releases in range, each with the first that agrees.
+FAKE_AGREES_FROM = {"conv2d weight on cpu": "2.14"}  # torch 2.11's FakeTensor lets the CPU weight through (real CUDA refuses it)
+
+
+def fake_rows() -> list:
+    torch_release = Version(torch.__version__.split("+")[0])
+    return [
+        pytest.param(
+            row, id=name,
+            marks=[pytest.mark.skip(reason=f"torch {torch_release}'s FakeTensor reads this row otherwise; it agrees from {FAKE_AGREES_FROM[name]}")]
+            if name in FAKE_AGREES_FROM and torch_release < Version(FAKE_AGREES_FROM[name]) else [],
+        )
+        for name, row in ROWS.items() if row.fake
+    ]
+
+
+@pytest.mark.parametrize("row", fake_rows())
+def test_fake_tensor_agrees(row: Row, monkeypatch: pytest.MonkeyPatch) -> None:
     """The table is PyTorch's rule, not the simulation's echo: FakeTensor reads it the same way."""
+    # Where CUDA is available FakeTensor first makes a real tensor on each fake device (for
+    # backward): cuda:1 on a one-GPU machine is CUDA's invalid ordinal (seen on an H200). The rules
+    # need no real device.
+    monkeypatch.setattr(fake_tensor, "init_gpu_context", lambda device: None)
     mode = FakeTensorMode()
 
     def fake(device: str, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:

@@ -11,6 +11,7 @@ import torch
 import torchvision
 
 from simcuda import SimulationUnsupported, simulated_cuda
+from simcuda.unsupported import is_refusal
 
 
 def jpeg_bytes(x: torch.Tensor) -> torch.Tensor:
@@ -123,3 +124,50 @@ def test_a_cuda_entry_point_without_a_stand_in_is_refused_by_its_name() -> None:
     GPUs' topology) is refused naming that function, not only "a CUDA entry point"."""
     with simulated_cuda(2), pytest.raises(SimulationUnsupported, match=r"torch\.cuda\.can_device_access_peer"):
         torch.cuda.can_device_access_peer(0, 1)
+
+
+@pytest.mark.parametrize("name", ["encode_jpeg on cuda", "decode_jpeg on cuda"])
+def test_nvjpeg_is_refused_before_its_kernel_runs(name: str) -> None:
+    """On a GPU machine torchvision's nvJPEG kernels run before the dispatch mode sees the op and
+    reach the real CUDA ("invalid device ordinal", "data is not allocated yet": seen on an H200,
+    reports/observed/2026-11-27-nvidia-h200/probe-log.txt): the function mode refuses the
+    operator itself, so no C++ below it ran."""
+    call, named = FEATURES[name]
+    with simulated_cuda():
+        x = torch.rand(1, 3, 16, 16, device="cuda:1")
+        with pytest.raises(SimulationUnsupported, match=named) as refused:
+            call(x)
+    assert refused.traceback[-1].path.name == "functions.py", refused.traceback[-1]
+
+
+GUARDED_ANSWERS = {
+    "invalid ordinal on a GPU machine": "CUDA error: invalid device ordinal\nGPU device may be out of range, do you have enough GPUs?",
+    "stub driver": "CUDA error: CUDA driver version is insufficient for CUDA runtime version",
+    "storage read from C++": "Error while decoding JPEG images: The tensor has a non-zero number of elements, but its data is not allocated yet.",
+}
+
+
+@pytest.mark.parametrize("text", GUARDED_ANSWERS.values(), ids=GUARDED_ANSWERS.keys())
+def test_the_real_cudas_answers_to_an_unseen_binding_are_refusals_inside_a_simulation_only(text: str) -> None:
+    """Outside a simulation they are a real GPU's own errors (a direct test's to judge), and the
+    simulation's own invalid ordinal (a device past the simulated count) is a finding, not a refusal."""
+    assert not is_refusal(RuntimeError(text))
+    with simulated_cuda():
+        assert is_refusal(RuntimeError(text))
+        assert not is_refusal(RuntimeError("CUDA error: invalid device ordinal"))
+
+
+def test_multihead_attention_runs_or_is_refused() -> None:
+    """F.multi_head_attention_forward, handed on whole by the function mode, calls `.contiguous()`
+    (a guarded binding) where the mode does not see it: on torch 2.14 that reaches the real CUDA,
+    whose answer must be a refusal, never a failure charged to the code under test (PyTorch
+    Geometric's attention blocks); torch 2.11 runs it through on the CPU data."""
+    with simulated_cuda():
+        attention = torch.nn.MultiheadAttention(8, 2, batch_first=True).to("cuda:1")
+        x = torch.rand(2, 4, 8, device="cuda:1")
+        try:
+            out, _ = attention(x, x, x)
+        except RuntimeError as error:  # torch.AcceleratorError, or the driver's RuntimeError
+            assert is_refusal(error), error
+        else:
+            assert out.device == torch.device("cuda:1")
