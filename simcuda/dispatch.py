@@ -246,6 +246,17 @@ def _with_run_with(include: torch._C.DispatchKeySet, exclude: torch._C.DispatchK
     return _KEY_SETS[raw]
 
 
+# Forward-only ops a composite chooses by asking its operands' `requires_grad()` in C++, which a
+# simulated tensor answers False (its autograd lives on its CPU data): where that data requires
+# grad, the op the composite chooses on a GPU, with the same schema (embedding_bag with per-sample
+# weights; found by bench/simcuda_op_conformance.py).
+DIFFERENTIABLE_TWINS = {"aten::_embedding_bag_forward_only": "_embedding_bag"}
+
+
+def _differentiable_twin(name: str) -> Callable:
+    return getattr(torch.ops.aten, DIFFERENTIABLE_TWINS[name]).default
+
+
 def run_on_cpu(func: Callable, args: tuple, kwargs: dict) -> Any:
     """The CPU kernel, with autograd and the conjugate / negative fallbacks the handler runs
     without (see the module docstring)."""
@@ -324,12 +335,13 @@ class SimulatedDispatch(TorchDispatchMode):
         with_keys = simulated and (call.needs_autograd or info.any_alias)
         runner = self.sim.runner
         draws = runner is not None and info.seeded and on_cuda and not call.generators
+        kernel = _differentiable_twin(name) if call.needs_autograd and name in DIFFERENTIABLE_TWINS else info.kernel
         try:
             if draws:
                 with runner.generators.drawing(device.index):  # a runner's device generator, not the CPU's
-                    out = run_kernel(info.kernel, call, with_keys)
+                    out = run_kernel(kernel, call, with_keys)
             else:  # no `with` on the path nearly every op takes
-                out = run_kernel(info.kernel, call, with_keys)
+                out = run_kernel(kernel, call, with_keys)
         except RuntimeError as error:  # NotImplementedError included
             if (refusal := cpu_kernel_refusal(name, error, device)) is not None:
                 raise SimulationUnsupported(refusal, str(func)) from error

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import operator
+import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +76,14 @@ def _invert(tensor: torch.Tensor) -> torch.Tensor:
 
 def _nonzero(tensor: torch.Tensor, *, as_tuple: bool = False) -> torch.Tensor | tuple[torch.Tensor, ...]:
     return tuple(aten.nonzero_numpy.default(tensor)) if as_tuple else aten.nonzero.default(tensor)
+
+
+def _without_copy(positional: tuple) -> tuple[tuple, bool]:
+    """`Tensor.to`'s positional arguments without `copy`, which `_parse_to` refuses, and its value:
+    it follows `non_blocking` in each form (`to(dtype, non_blocking, copy)`, `to(other, ...)`,
+    `to(device, dtype, non_blocking, copy)`; op_db's samples pass it so)."""
+    at = 2 if positional and isinstance(positional[0], (torch.dtype, torch.Tensor)) else 3
+    return (positional[:at], bool(positional[at])) if len(positional) > at else (positional, False)
 
 
 def _legacy_new(tensor: torch.Tensor, *args: Any) -> torch.Tensor:
@@ -228,12 +237,25 @@ class SimulatedFunctions(TorchFunctionMode):
                     return type(owner).__torch_function__(func, types, args, kwargs)
             return handler(func, args, kwargs)
         if not kwargs and len(args) == 1 and not isinstance(args[0], (list, tuple)):
-            return func(*args)  # one tensor (`x.shape`, `x.exp()`): nothing to place
+            return self.hand_on(func, args, {})  # one tensor (`x.shape`, `x.exp()`): nothing to place
         if _is_cuda(kwargs.get("device")):
             return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
         if _plain_grad_meets_simulated(func, args, kwargs):
             return _below_autograd(func, *args, **kwargs)
-        return func(*args, **kwargs)
+        return self.hand_on(func, args, kwargs)
+
+    def hand_on(self, func, args, kwargs):
+        """Run `func` as it is. A Python-level torch function (F.multi_head_attention_forward,
+        torch.functional.unravel_index) runs whole with this mode off for everything inside it,
+        as torch runs a mode's handler: a factory or `.to` in it reaches `torch.cuda._lazy_init`,
+        which lets it on to the dispatch mode while this is counted (stand_ins.py)."""
+        if type(func) is not types.FunctionType:  # a C++ binding: nothing of Python runs inside it
+            return func(*args, **kwargs)
+        self.sim.handed_on += 1
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self.sim.handed_on -= 1
 
     def _passes_through(self, args: tuple, kwargs: dict) -> bool:
         """A call of plain CPU tensors that nothing here watches runs as torch runs it, past the
@@ -284,13 +306,14 @@ class SimulatedFunctions(TorchFunctionMode):
 
     def _to(self, func, args, kwargs):
         tensor, parsed = args[0], {key: value for key, value in kwargs.items() if key != "copy"}
+        positional, copy = _without_copy(args[1:])
         # Only the parse, never a subclass's __torch_function__: `t.to(boxes)` would have a TVTensor
         # wrap the parsed device as itself (torchvision's set_return_type("TVTensor")).
         with torch._C.DisableTorchFunctionSubclass():
-            device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args[1:], **parsed)
+            device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*positional, **parsed)
         if not _is_cuda(device):
             return func(*args, **kwargs)
-        return self._move(tensor, self.sim.normalize(device), dtype, non_blocking, memory_format, kwargs.get("copy", False))
+        return self._move(tensor, self.sim.normalize(device), dtype, non_blocking, memory_format, kwargs.get("copy", copy))
 
     def _cuda(self, func, args, kwargs):
         tensor, device = args[0], (args[1] if len(args) > 1 else kwargs.get("device"))

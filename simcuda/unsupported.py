@@ -54,22 +54,20 @@ def is_refusal(error: BaseException) -> bool:
 # The real CUDA's answer on a machine without a GPU. Inside a simulation it means a C++ path no
 # Python stand-in sees reached it: TorchScript's interpreter initializes CUDA itself before a
 # `.to(device)` to a CUDA device dispatches (torch/csrc/jit/runtime/register_prim_ops.cpp,
-# to_dispatch). On a machine with a GPU that initialization succeeds and the op then reaches the
-# simulation as any other.
+# to_dispatch), and a binding that opens a device guard before it dispatches (`.contiguous()`,
+# `torch.tensor(..., device=)`) does so inside a Python-level torch function, which the function
+# mode runs whole with its handler off (F.multi_head_attention_forward, unravel_index).
 _REAL_CUDA_ANSWERS = ("Found no NVIDIA driver on your system",)
-REAL_CUDA_REACHED = "the real CUDA, reached from C++ (TorchScript's `.to(device)` initializes it before the op reaches the simulation)"
-# What a guarded C++ binding (one that opens a device guard before dispatching: `.contiguous()`)
-# answers when it meets a simulated tensor where the function mode does not see it: inside a
-# Python-level torch function the mode handed on whole (F.multi_head_attention_forward). Outside a
-# simulation these are a real GPU's own errors, so they count only while one runs.
+REAL_CUDA_REACHED = (
+    "the real CUDA, reached from C++ where the simulation's modes do not see (TorchScript's `.to(device)`, "
+    "or a binding inside a Python-level torch function)"
+)
+# The same reached on a GPU machine or beside CUDA's stub driver. Outside a simulation these are a
+# real GPU's own errors, so they count only while one runs.
 _GUARDED_ANSWERS = (
     "GPU device may be out of range",  # CUDA's invalid ordinal on a GPU machine (an H200, torch 2.11); the simulation's own lacks it
     "CUDA driver version is insufficient for CUDA runtime version",  # a machine with CUDA's stub driver and no GPU
     "but its data is not allocated yet",  # a C++ kernel read a simulated tensor's storage (nvJPEG on an H200)
-)
-REAL_CUDA_REACHED_UNSEEN = (
-    "the real CUDA, reached from C++ where the simulation's modes do not see (a guarded binding such as `.contiguous()` "
-    "inside a Python-level torch function: F.multi_head_attention_forward)"
 )
 
 
@@ -83,7 +81,7 @@ def real_cuda_reached(error: BaseException | None) -> str | None:
         if any(answer in text for answer in _REAL_CUDA_ANSWERS):
             return REAL_CUDA_REACHED
         if _OPEN_LOGS and any(answer in text for answer in _GUARDED_ANSWERS):
-            return REAL_CUDA_REACHED_UNSEEN
+            return REAL_CUDA_REACHED
         error = error.__cause__ or error.__context__
     return None
 

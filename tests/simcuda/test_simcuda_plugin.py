@@ -368,12 +368,13 @@ def test_torchscript_reaching_the_real_cuda_is_a_refusal_and_its_own_bugs_fail(p
     result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider", "-W", "ignore::FutureWarning", "-rsf")
     result.assert_outcomes(skipped=1, failed=1)
     result.stdout.fnmatch_lines([
-        "*simulated CUDA cannot run this: the real CUDA, reached from C++ (TorchScript*",
+        "*simulated CUDA cannot run this: the real CUDA, reached from C++ where the simulation's modes do not see (TorchScript*",
         "FAILED *test_scripted_bug_of_its_own*",
     ])
     report = json.loads((pytester.path / "simcuda-report.json").read_text())
     assert report["refused_by_feature"] == {
-        "the real CUDA, reached from C++ (TorchScript's `.to(device)` initializes it before the op reaches the simulation)": 1
+        "the real CUDA, reached from C++ where the simulation's modes do not see (TorchScript's `.to(device)`, "
+        "or a binding inside a Python-level torch function)": 1
     }
 
 

@@ -1,0 +1,95 @@
+"""simcuda against PyTorch's op database (bench/simcuda_op_conformance.py) on a fixed sample of
+OpInfos, one or more of each kind: each matches the CPU run or is an explained divergence of
+bench/simcuda_op_conformance.toml. The oracle can fail: each fault the database found in simcuda,
+put back, diverges, and so does a result handed out on the CPU."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import torch
+
+from simcuda import dispatch, functions, real_cpu
+from tests.conftest import REPO, load_script
+from tests.helpers.warm_python import run
+
+pytest.importorskip("expecttest", reason="torch's op database imports expecttest (pip install -e . installs it)")
+conformance = load_script(REPO / "bench" / "simcuda_op_conformance.py")
+
+# Elementwise, broadcasting, reductions, convolution, indexing and scatter, views and strides,
+# complex bits, the *_like and new_* factories, random draws, sparse, linear algebra, data-dependent shapes.
+SAMPLE = (
+    "add", "mul", "where", "clamp", "sum", "mean", "amax", "cumsum", "nn.functional.conv2d", "nn.functional.linear",
+    "index_select", "gather", "scatter_add", "index_put", "masked_fill", "transpose", "permute", "as_strided", "expand",
+    "conj", "view_as_real", "zeros_like", "randint_like", "new_zeros", "bernoulli", "nn.functional.dropout", "to_sparse",
+    "linalg.solve", "nonzero", "unique", "cat", "stack", "softmax", "nn.functional.embedding", "nn.functional.embedding_bag", "to",
+)
+SAMPLES = 2
+
+
+@pytest.fixture(scope="module")
+def database() -> list:
+    return conformance.op_database()
+
+
+@pytest.mark.parametrize("name", SAMPLE)
+def test_the_op_matches_the_cpu_or_its_divergence_is_explained(database: list, name: str) -> None:
+    (op,) = [op for op in database if op.name == name and not op.variant_test_name]
+    outcome = conformance.conform(op, SAMPLES)
+    assert outcome.samples > 0, f"{name}: no sample the CPU could run"
+    assert outcome.outcome == conformance.MATCHED or outcome.op in conformance.known()["explained"], outcome
+
+
+def test_every_explained_divergence_names_an_op_of_the_database(database: list) -> None:
+    names = {getattr(op, "full_name", op.name) for op in database}
+    assert not set(conformance.known()["explained"]) - names
+
+
+def forward_only_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dispatch, "DIFFERENTIABLE_TWINS", {})
+
+
+def copy_passed_to_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(functions, "_without_copy", lambda positional: (positional, False))
+
+
+def like_handed_out_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(functions.SimulatedFunctions, "_like", lambda self, func, args, kwargs: real_cpu(func(*args, **kwargs)))
+
+
+# The faults simcuda had before the op database found them, put back where the simulation runs them.
+FAULTS = {
+    "embedding_bag forward-only op with grad": (forward_only_kept, "nn.functional.embedding_bag", "Autograd not support dtype"),
+    "Tensor.to's positional copy": (copy_passed_to_the_parser, "to", "does not accept copy argument"),
+    "a *_like result handed out on the CPU": (like_handed_out_on_the_cpu, "zeros_like", "device cpu"),
+}
+
+
+@pytest.mark.parametrize(("plant", "name", "found"), FAULTS.values(), ids=FAULTS.keys())
+def test_a_simulation_fault_diverges(database: list, monkeypatch: pytest.MonkeyPatch, plant, name: str, found: str) -> None:
+    plant(monkeypatch)
+    (op,) = [op for op in database if op.name == name and not op.variant_test_name]
+    outcome = conformance.conform(op, 4)
+    assert outcome.outcome == conformance.DIVERGING and found in outcome.reason, outcome
+
+
+def test_the_database_leaves_torchs_flags_as_it_found_them(database: list) -> None:
+    """torch's test utilities freeze torch.backends' flags at import: the harness's own fixtures
+    and the simulation set them in every later test of the process."""
+    assert not torch.backends.flags_frozen()
+
+
+def test_the_documented_command_prints_each_op_and_the_counts() -> None:
+    """simcuda/README.md's command, as written, from the repository root."""
+    command = "python bench/simcuda_op_conformance.py --samples 8 --ops add nn.functional.conv2d --out /tmp/outcomes.json"
+    assert command in (REPO / "simcuda" / "README.md").read_text(encoding="utf-8")
+    done = run(shlex.split(command), cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(r"^torch \S+: 2 ops, 2 matched, 0 refused, 0 diverging, 0 uncompared; 0 diverging unexplained$", done.stdout, re.M), done.stdout
+    outcomes = json.loads(Path("/tmp/outcomes.json").read_text(encoding="utf-8"))
+    assert [(outcome["op"], outcome["outcome"]) for outcome in outcomes] == [("add", "matched"), ("nn.functional.conv2d", "matched")]
+    assert all(outcome["samples"] > 0 for outcome in outcomes)
