@@ -97,10 +97,12 @@ def comparable(tensor: torch.Tensor) -> torch.Tensor:
 
 def asked_device(sample) -> torch.device:
     """Where a simulated sample's outputs belong: the device its `device=` argument names (a
-    factory's, `zeros_like(x, device="cpu")`), else the simulated device its tensors are on."""
+    factory's, `zeros_like(x, device="cpu")`), else the simulated device when a tensor of it is
+    there, else the CPU (`torch.arange(2)`)."""
     named = sample.kwargs.get("device")
     if named is None:
-        return DEVICE
+        on_device = any(tensor.device.type == "cuda" for tensor in tensors((sample.input, sample.args, sample.kwargs)))
+        return DEVICE if on_device else torch.device("cpu")
     device = torch.device(named)
     return torch.device("cuda", torch.cuda.current_device()) if device.type == "cuda" and device.index is None else device
 
@@ -168,23 +170,24 @@ def compare_outputs(expected: Any, got: Any, expected_grads: list, got_grads: li
 
 
 def signature(sample) -> str:
-    """What a sample asks, its tensors' values aside: the arguments, and each tensor's shape, dtype
-    and layout. A sample function may give a CUDA device other samples than the CPU (sort's stable
+    """What a sample asks, its tensors' values aside: the arguments, and each tensor's shape, dtype,
+    layout and strides. A sample function may give a CUDA device other samples than the CPU (sort's stable
     ones are the CPU's alone): pairs are made by this, not by position."""
 
     def mark(leaf: Any) -> Any:
         if isinstance(leaf, torch.Tensor):
-            return ("tensor", tuple(leaf.shape), leaf.dtype, leaf.layout)
+            return ("tensor", tuple(leaf.shape), leaf.dtype, leaf.layout, leaf.stride() if leaf.layout == torch.strided else None)
         return "a device" if isinstance(leaf, torch.device) or isinstance(leaf, str) and leaf in ("cpu", "cuda", str(DEVICE)) else leaf
 
     return repr(tree_map(mark, (sample.input, sample.args, sample.kwargs)))
 
 
-def aligned(on_device, on_cpu) -> None:
-    """The device sample given the CPU sample's values (its tensors stay where the sample function
-    put them): a sample function may draw in another order on a CUDA device (linalg.ldl_solve's
-    right-hand side does)."""
-    mine_all, theirs_all = (tensors((sample.input, sample.args, sample.kwargs)) for sample in (on_device, on_cpu))
+def aligned(on_device, values: list[torch.Tensor]) -> None:
+    """The device sample given the CPU sample's values as its run found them (its tensors stay
+    where the sample function put them): a sample function may draw in another order on a CUDA
+    device (linalg.ldl_solve's right-hand side does), and samples may share a tensor an earlier
+    run changed in place (batch_norm's running statistics)."""
+    mine_all, theirs_all = tensors((on_device.input, on_device.args, on_device.kwargs)), values
     with torch.no_grad():
         for mine, theirs in zip(mine_all, theirs_all, strict=True):
             if not torch.equal(comparable(real_cpu(mine)), comparable(theirs)):  # only where the draws differ: a copy bumps versions
@@ -204,11 +207,13 @@ def pairs(on_device: list, on_cpu: list) -> list[tuple[int, Any]]:
     return found
 
 
-def cpu_run(op, sample, seed: int) -> tuple[Any, list] | None:
-    """The op's outputs and gradients on the CPU, or None when it raised (no case)."""
+def cpu_run(op, sample, seed: int) -> tuple[Any, list, list[torch.Tensor]] | None:
+    """The op's outputs and gradients on the CPU, and the sample's tensors' values before it ran;
+    None when it raised (no case)."""
+    values = [tensor.detach().clone() for tensor in tensors((sample.input, sample.args, sample.kwargs))]
     try:
         output = seeded(lambda: op(sample.input, *sample.args, **sample.kwargs), seed)
-        return output, gradients(output, sample)
+        return output, gradients(output, sample), values
     except Exception:  # noqa: BLE001 - a sample the CPU cannot run says nothing of the simulation
         return None
 
@@ -224,10 +229,11 @@ def conform_dtype(op, dtype: torch.dtype, limit: int, undefined_values: bool) ->
                 cpu = expected[seed]
                 if cpu is None:
                     continue
-                aligned(sample, cpu_samples[seed])
+                output, grads, values = cpu
+                aligned(sample, values)
                 compared += 1
                 got = seeded(lambda sample=sample: op(sample.input, *sample.args, **sample.kwargs), seed)
-                found = compare_outputs(*cpu[:1], got, cpu[1], gradients(got, sample), undefined_values, asked_device(sample))
+                found = compare_outputs(output, got, grads, gradients(got, sample), undefined_values, asked_device(sample))
                 if found:
                     return compared, (DIVERGING, found)
         except Exception as error:  # noqa: BLE001 - every failure is sorted: refusal or divergence

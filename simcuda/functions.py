@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import operator
-import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -237,25 +236,12 @@ class SimulatedFunctions(TorchFunctionMode):
                     return type(owner).__torch_function__(func, types, args, kwargs)
             return handler(func, args, kwargs)
         if not kwargs and len(args) == 1 and not isinstance(args[0], (list, tuple)):
-            return self.hand_on(func, args, {})  # one tensor (`x.shape`, `x.exp()`): nothing to place
+            return func(*args)  # one tensor (`x.shape`, `x.exp()`): nothing to place
         if _is_cuda(kwargs.get("device")):
             return self._factory(func, args, kwargs, self.sim.normalize(device_of(kwargs["device"])))
         if _plain_grad_meets_simulated(func, args, kwargs):
             return _below_autograd(func, *args, **kwargs)
-        return self.hand_on(func, args, kwargs)
-
-    def hand_on(self, func, args, kwargs):
-        """Run `func` as it is. A Python-level torch function (F.multi_head_attention_forward,
-        torch.functional.unravel_index) runs whole with this mode off for everything inside it,
-        as torch runs a mode's handler: a factory or `.to` in it reaches `torch.cuda._lazy_init`,
-        which lets it on to the dispatch mode while this is counted (stand_ins.py)."""
-        if type(func) is not types.FunctionType:  # a C++ binding: nothing of Python runs inside it
-            return func(*args, **kwargs)
-        self.sim.handed_on += 1
-        try:
-            return func(*args, **kwargs)
-        finally:
-            self.sim.handed_on -= 1
+        return func(*args, **kwargs)
 
     def _passes_through(self, args: tuple, kwargs: dict) -> bool:
         """A call of plain CPU tensors that nothing here watches runs as torch runs it, past the

@@ -56,9 +56,6 @@ class Simulation:
         self.streams = StreamTable(self)  # its pinned memory joins when the context opens
         self._quiet = 0
         self._quieting = Quiet(self)
-        # How deep the function mode is inside Python-level torch functions it runs whole
-        # (functions.py: SimulatedFunctions.hand_on); the CUDA stand-ins read it (stand_ins.py).
-        self.handed_on = 0
 
     @property
     def device_count(self) -> int:

@@ -142,16 +142,13 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
     owner = threading.get_ident()
 
     def lazy_init() -> None:
-        # Reached by a CUDA entry the function mode did not re-express, or from another thread
-        # (modes are thread-local: DataLoader workers, user threads). Inside a Python-level torch
-        # function the function mode runs whole (its handler is off there), a factory's or `.to`'s
-        # binding initializes CUDA before it dispatches: the simulated CUDA has started, and the op
-        # then meets the dispatch mode. A binding that opens a real device guard instead is
-        # answered by the real CUDA, read as a refusal (unsupported.py).
+        # Reached only by a CUDA entry the function mode did not re-express, or from another thread
+        # (modes are thread-local: DataLoader workers, user threads). It never returns: C++
+        # remembers a lazy init that returned for the whole process (device_lazy_init.cpp), and
+        # every later factory, in any thread and after the simulation, would go straight to the
+        # real CUDA.
         if threading.get_ident() != owner:
             raise SimulationUnsupported("CUDA used from another thread (modes are thread-local)", caller_summary())
-        if sim.handed_on:
-            return
         raise SimulationUnsupported(f"a CUDA entry point the simulation does not stand in for: {cuda_entry_point()}", caller_summary())
 
     def exchange_device(index: int) -> int:

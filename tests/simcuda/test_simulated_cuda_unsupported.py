@@ -171,3 +171,17 @@ def test_multihead_attention_runs_or_is_refused() -> None:
             assert is_refusal(error), error
         else:
             assert out.device == torch.device("cuda:1")
+
+
+def test_the_lazy_init_stand_in_never_returns() -> None:
+    """C++ remembers a `torch.cuda._lazy_init` that returned for the whole process: every later
+    factory, in any thread and after the simulation, would go to the real CUDA. So a factory inside
+    a Python-level torch function (svd_lowrank's) is refused, and the next simulation still refuses
+    a factory in another thread."""
+    with simulated_cuda():
+        with pytest.raises(SimulationUnsupported, match="CUDA entry point"):
+            torch.cuda._lazy_init()
+        with pytest.raises(SimulationUnsupported, match="CUDA entry point"):
+            torch.svd_lowrank(torch.rand(6, 4, device="cuda:1"), q=2)
+    with simulated_cuda(), pytest.raises(SimulationUnsupported, match="another thread"):
+        in_another_thread(torch.zeros(1, device="cuda:1"))
