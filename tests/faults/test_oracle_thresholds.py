@@ -142,24 +142,32 @@ def test_fault_kornia_2791_output_tolerance(monkeypatch: pytest.MonkeyPatch, pas
         jitter_direct.moved_run_matches_cpu("blackbody", None, 4, torch.device("cpu"))
 
 
-@pytest.mark.catches("suites/kornia_2867_random_jpeg/test_random_jpeg_device.py::test_random_jpeg_on_device_matches_cpu")
-@pytest.mark.parametrize(("past", "caught"), SIDES)
-def test_fault_kornia_2867_mean_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
-    name = "kornia-2867 RandomJPEG output"
-    shift = fraction_for(name, past) * recorded(name, "MEAN_ABS_TOLERANCE")
-    monkeypatch.setattr(random_jpeg, "RandomJPEG", shifted_on_move(random_jpeg.RandomJPEG, lambda out: out + shift))
-    with expect(caught, "differs from CPU: mean_abs"):
-        random_jpeg.test_random_jpeg_on_device_matches_cpu("cpu", None, moved=True)
+# The shared device oracle's thresholds (suites/device_oracle.py), each through its suite's test:
+# record, the constant, the augmentation the suite calls, how the oracle measures, the call.
+DEVICE_ORACLE_CASES = {
+    "kornia-2867": (
+        "kornia-2867 RandomJPEG output", "MEAN_ABS_TOLERANCE", random_jpeg, "RandomJPEG", "mean_abs",
+        lambda: random_jpeg.test_random_jpeg_on_device_matches_cpu("cpu", None, moved=True),
+    ),
+    "kornia-4415": (
+        "kornia-4415 sheared output", "ATOL", shear, "RandomShear", "max_abs",
+        lambda: shear.test_sheared_augmentation_moved_to_device_matches_cpu("cpu", None, lambda: shear.RandomShear(5.0, p=1.0)),
+    ),
+}
 
 
-@pytest.mark.catches("suites/kornia_4415_shear_range/test_shear_range_device.py::test_sheared_augmentation_moved_to_device_matches_cpu")
+@pytest.mark.catches(
+    "suites/kornia_2867_random_jpeg/test_random_jpeg_device.py::test_random_jpeg_on_device_matches_cpu",
+    "suites/kornia_4415_shear_range/test_shear_range_device.py::test_sheared_augmentation_moved_to_device_matches_cpu",
+)
+@pytest.mark.parametrize("case", DEVICE_ORACLE_CASES.values(), ids=DEVICE_ORACLE_CASES.keys())
 @pytest.mark.parametrize(("past", "caught"), SIDES)
-def test_fault_kornia_4415_tolerance(monkeypatch: pytest.MonkeyPatch, past: float | None, caught: bool) -> None:
-    name = "kornia-4415 sheared output"
-    shift = fraction_for(name, past) * recorded(name, "ATOL")
-    monkeypatch.setattr(shear, "RandomShear", shifted_on_move(shear.RandomShear, lambda out: out + shift))
-    with expect(caught, "differs from CPU: max_abs"):
-        shear.test_sheared_augmentation_moved_to_device_matches_cpu("cpu", None, lambda: shear.RandomShear(5.0, p=1.0))
+def test_fault_device_oracle_tolerance(monkeypatch: pytest.MonkeyPatch, case: tuple, past: float | None, caught: bool) -> None:
+    name, constant, suite, augmentation, measure, call = case
+    shift = fraction_for(name, past) * recorded(name, constant)
+    monkeypatch.setattr(suite, augmentation, shifted_on_move(getattr(suite, augmentation), lambda out: out + shift))
+    with expect(caught, f"differs from CPU: {measure}"):
+        call()
 
 
 @pytest.mark.catches(
