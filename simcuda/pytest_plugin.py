@@ -163,9 +163,10 @@ def _remove_collection_view(config: pytest.Config) -> None:
 def start(item: pytest.Item, device: str, foreign: str = "fail") -> SimulatedRun:
     """Open `item`'s simulated run now (from a fixture, or at setup for --simcuda); the plugin
     closes it after the test's teardown and turns what it saw into the test's outcome."""
-    from simcuda.runs import SimulatedRun, parse_simulated_device  # imports torch
+    from simcuda.runs import SimulatedRun, named_cuda_devices, parse_simulated_device  # imports torch
 
-    run = SimulatedRun(parse_simulated_device(device), foreign, str(item.path))
+    parameters = item.callspec.params.values() if hasattr(item, "callspec") else ()
+    run = SimulatedRun(parse_simulated_device(device), foreign, str(item.path), named_cuda_devices(parameters))
     item.stash[_RUN] = run
     return run
 

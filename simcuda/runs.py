@@ -7,6 +7,8 @@ implementation of the rules."""
 from __future__ import annotations
 
 import contextlib
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import torch
@@ -18,6 +20,7 @@ from simcuda.simulation import Simulation
 FAIL = "fail"  # an allocation on a device the test never asked for fails the test
 REPORT = "report"  # ... is reported in the summary only
 FOREIGN_POLICIES = (FAIL, REPORT)
+_INDEXED_CUDA = re.compile(r"cuda:\d+")
 
 
 def parse_simulated_device(text: str) -> torch.device:
@@ -39,6 +42,7 @@ class SimulatedRun:
     device: torch.device
     foreign_policy: str
     test_file: str
+    named: frozenset[str] = frozenset()  # the CUDA devices the test's own parameters name ("cuda:0")
     simulation: Simulation = field(init=False)
     outcomes: dict[str, str] = field(default_factory=dict)  # phase -> outcome
     foreign: list[Allocation] = field(default_factory=list)
@@ -46,14 +50,17 @@ class SimulatedRun:
     _refusals_read: int = 0
 
     def __post_init__(self) -> None:
-        self.simulation = self._context.enter_context(simulated_cuda(max(2, self.device.index + 1)))
+        count = max(2, self.device.index + 1, *(torch.device(name).index + 1 for name in self.named))
+        self.simulation = self._context.enter_context(simulated_cuda(count))
         self.simulation.set_device(self.device.index)
         self.simulation.log_only_outside(self.allowed_devices)
 
     @property
     def allowed_devices(self) -> set[str]:
-        """Where the test may make tensors: the run's device and the CPU."""
-        return {"cpu", str(self.device)}
+        """Where the test may make tensors: the run's device, the CPU and the devices its own
+        parameters name (PyTorch Geometric's `withCUDA` parametrizes `cuda:0`, and the library
+        rightly allocates where its input lives)."""
+        return {"cpu", str(self.device), *self.named}
 
     def close(self) -> None:
         self._context.close()
@@ -95,3 +102,14 @@ def final_outcome(outcomes: dict[str, str], refused: bool) -> str:
         if outcome in outcomes.values():
             return outcome
     return "passed"
+
+
+def named_cuda_devices(values: Iterable[object]) -> frozenset[str]:
+    """The indexed CUDA devices among a test's parameter values (`torch.device("cuda:0")`,
+    "cuda:0"); an unindexed "cuda" names the run's own device."""
+    named = set()
+    for value in values:
+        text = str(value) if isinstance(value, torch.device) else value if isinstance(value, str) else ""
+        if _INDEXED_CUDA.fullmatch(text):
+            named.add(text)
+    return frozenset(named)

@@ -240,6 +240,52 @@ def test_a_tests_own_device_parametrization_is_kept(pytester: pytest.Pytester) -
     result.stdout.fnmatch_lines(["*Expected all tensors to be on the same device*"])
 
 
+# PyTorch Geometric's `withCUDA` parametrizes `torch.device("cuda:0")`: a device the test names is
+# asked for, so a library allocating where its input lives is no foreign allocation. The twin: the
+# same library choosing cuda:0 by itself for a test on cuda:1 still fails, as on a real GPU.
+NAMED_DEVICES_LIBRARY = '''
+import torch
+
+
+def where_the_input_lives(x):
+    return torch.zeros(1, device=x.device) + x.max()
+
+
+def on_the_default_gpu_first(x):
+    return torch.arange(3, device="cuda:0").to(x.device)
+'''
+NAMED_DEVICES = '''
+import pytest
+import torch
+
+from namedlib import on_the_default_gpu_first, where_the_input_lives
+
+
+@pytest.mark.parametrize("device", [torch.device("cuda:0"), "cuda:1"])
+def test_the_library_allocates_where_its_input_lives(device):
+    assert where_the_input_lives(torch.rand(3, device=device)).device == torch.device(device)
+
+
+@pytest.mark.parametrize("device", [torch.device("cuda:0"), "cuda:1"])
+def test_the_library_chooses_cuda0_itself(device):
+    assert on_the_default_gpu_first(torch.rand(3, device=device)).device == torch.device(device)
+'''
+
+
+def test_a_device_the_test_names_is_asked_for(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(namedlib=NAMED_DEVICES_LIBRARY, test_named=NAMED_DEVICES)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
+    outcomes = {line.split(" ")[1]: line.split(" ")[0] for line in result.outlines if line.startswith(("PASSED ", "FAILED "))}
+    assert outcomes == {
+        "test_named.py::test_the_library_allocates_where_its_input_lives[device0]": "PASSED",
+        "test_named.py::test_the_library_allocates_where_its_input_lives[cuda:1]": "PASSED",
+        "test_named.py::test_the_library_chooses_cuda0_itself[device0]": "PASSED",
+        "test_named.py::test_the_library_chooses_cuda0_itself[cuda:1]": "FAILED",
+    }, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*torch.arange * on cuda:0 at *namedlib.py*"])
+
+
 # Expected failures, by marker or by pytest.xfail() in the body, are counted as pytest counts them;
 # a failure that was not expected stays a failure (the twin).
 XFAILS = '''
