@@ -27,6 +27,7 @@ from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as 
 from suites.kornia_2837_jpeg_device import chain
 from suites.kornia_2837_jpeg_device import test_jpeg_device as codec
 from suites.kornia_2867_random_jpeg import test_random_jpeg_device as random_jpeg
+from suites.kornia_3028_gaussian_illumination import test_gaussian_illumination_device as illumination
 from suites.kornia_4415_shear_range import test_shear_range_device as shear
 from suites.kornia_sweeps import test_device_sweep as sweep
 from suites.sam2_460_cudagraph import oracles as sam2
@@ -38,7 +39,7 @@ from tests.faults.test_fault_kornia_oracles import WrongAfterFirstCall
 
 PAST = 1.5  # the issue's bound: a fault no further past the threshold than twice it
 DOCUMENT = tomllib.loads((REPO / "suites" / "oracle_thresholds.toml").read_text(encoding="utf-8"))
-UNCALIBRATED: dict[str, str] = DOCUMENT.pop("uncalibrated")
+UNCALIBRATED: dict[str, dict] = DOCUMENT.pop("uncalibrated")
 RECORD: dict[str, dict] = DOCUMENT
 THRESHOLD_NAME = re.compile(r"ATOL|RTOL|TOLERANCE|THRESHOLD|_DIFF$")
 SIDES = [pytest.param(PAST, True, id="past-threshold"), pytest.param(None, False, id="worst-correct")]
@@ -53,6 +54,12 @@ def recorded(name: str, constant: str) -> float:
 def code_value(key: str) -> float:
     module, _, constant = key.partition(":")
     return getattr(importlib.import_module(module), constant)
+
+
+@pytest.mark.parametrize("key", UNCALIBRATED)
+def test_each_uncalibrated_threshold_in_the_code_is_the_recorded_one(key: str) -> None:
+    assert code_value(key) == UNCALIBRATED[key]["value"], f"{key} is {code_value(key)}, recorded as {UNCALIBRATED[key]['value']}"
+    assert UNCALIBRATED[key]["why"]
 
 
 @pytest.mark.parametrize("name", RECORD)
@@ -154,6 +161,28 @@ DEVICE_ORACLE_CASES = {
         lambda: shear.test_sheared_augmentation_moved_to_device_matches_cpu("cpu", None, lambda: shear.RandomShear(5.0, p=1.0)),
     ),
 }
+
+
+@pytest.mark.catches("suites/kornia_3028_gaussian_illumination/test_gaussian_illumination_device.py::test_unmoved_illumination_on_device_matches_cpu")
+@pytest.mark.parametrize(("past", "caught"), [pytest.param(PAST, True, id="past-threshold"), pytest.param(0.5, False, id="inside")])
+def test_fault_kornia_3028_tolerance(monkeypatch: pytest.MonkeyPatch, past: float, caught: bool) -> None:
+    """Uncalibrated (a correct device is exact): a fault past the recorded value is caught, one
+    inside it passes."""
+    shift = past * UNCALIBRATED["suites.kornia_3028_gaussian_illumination.test_gaussian_illumination_device:ATOL"]["value"]
+
+    class Shifted(illumination.RandomGaussianIllumination):
+        def forward(self, image, *args, **kwargs):  # the unmoved module's output, on the image's device
+            out = super().forward(image, *args, **kwargs)
+            return out + shift if getattr(self, "called", False) else out
+
+        def __call__(self, *args, **kwargs):
+            out = super().__call__(*args, **kwargs)
+            self.called = True
+            return out
+
+    monkeypatch.setattr(illumination, "RandomGaussianIllumination", Shifted)
+    with expect(caught, "differs from CPU: max_abs"):
+        illumination.test_unmoved_illumination_on_device_matches_cpu("cpu", None, (1, 3, 16, 16))
 
 
 @pytest.mark.catches(
