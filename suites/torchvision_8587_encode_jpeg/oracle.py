@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -46,11 +47,12 @@ QUALITY = 100  # the upstream reproducer's quality: any visible loss is then a d
 DIFFERENCE_GAIN = 8  # difference maps are amplified so a few levels of error are visible
 
 ImageSink = Callable[[str, torch.Tensor], None]
-# warnings.catch_warnings swaps process-wide filters (not thread-safe before Python 3.14):
-# threads checking frames at once take turns, or one could restore another's "error" filter.
-_WARNINGS_AS_ERRORS = threading.Lock()
-# torchvision 0.29 deprecates its codecs in favour of TorchCodec and says so on every call; other
-# threads encode while Pillow's "error" filter is in force, so that notice stays ignored.
+# warnings.catch_warnings swaps process-wide state (not thread-safe before Python 3.14): threads
+# checking frames at once take turns. Pillow's warnings are recorded, never raised: an "error"
+# filter in force would turn another thread's warning (torchvision's deprecation notice, as it
+# encodes) into that thread's exception.
+_PILLOW_WARNINGS = threading.Lock()
+# torchvision 0.29 deprecates its codecs in favour of TorchCodec and says so on every call.
 TORCHVISION_IO_DEPRECATION = "The image decoding and encoding capabilities of TorchVision"
 
 
@@ -75,17 +77,25 @@ class CorruptJpeg(Exception):
 def decode_with_pillow(data: bytes) -> torch.Tensor:
     """Decode with Pillow, treating truncated data and any decoder warning as an error."""
     try:
-        with _WARNINGS_AS_ERRORS, warnings.catch_warnings():
-            warnings.simplefilter("error")
-            warnings.filterwarnings("ignore", TORCHVISION_IO_DEPRECATION, DeprecationWarning)
+        with _PILLOW_WARNINGS, warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
             ImageFile.LOAD_TRUNCATED_IMAGES = False  # the default; a test must not inherit a looser one
             with Image.open(io.BytesIO(data)) as picture:
                 if picture.format != "JPEG":
                     raise CorruptJpeg(f"Pillow reads these bytes as {picture.format}, not JPEG")
                 pixels = np.asarray(picture.convert("RGB"))
-    except (OSError, SyntaxError, ValueError, Warning) as error:  # UnidentifiedImageError is an OSError
+    except (OSError, SyntaxError, ValueError) as error:  # UnidentifiedImageError is an OSError
         raise CorruptJpeg(f"Pillow: {type(error).__name__}: {error}") from error
+    pillows = [warning for warning in seen if _from_pillow(warning)]
+    if pillows:
+        raise CorruptJpeg(f"Pillow: {pillows[0].category.__name__}: {pillows[0].message}")
     return torch.from_numpy(pixels.copy()).permute(2, 0, 1)
+
+
+def _from_pillow(warning: warnings.WarningMessage) -> bool:
+    """Whether Pillow warned this (from its own files, or at its caller here); not a warning another
+    thread made meanwhile."""
+    return "PIL" in Path(warning.filename).parts or warning.filename == __file__
 
 
 def decode_with_torchvision(data: torch.Tensor, device: str = "cpu") -> torch.Tensor:
