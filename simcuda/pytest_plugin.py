@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _pytest.skipping import evaluate_skip_marks  # pytest's own reading of skip and skipif marks
 
 from simcuda.devices import RUNNER_ENV, RunnerConfigError, describe_runner, running
 from simcuda.unsupported import log_refusal, real_cuda_reached
@@ -193,9 +194,10 @@ def _wanted(item: pytest.Item) -> tuple[str, str] | None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)  # before every fixture and every other plugin's setup
 def pytest_runtest_setup(item: pytest.Item):
     wanted = _wanted(item)
-    # A skip marker makes pytest skip before any fixture: nothing would run simulated, and opening
-    # the simulation costs about a millisecond (kornia marks 3,000 tests so).
-    if wanted is not None and item.get_closest_marker("skip") is None:
+    # A skip marker, or a skipif that holds, makes pytest skip before any fixture: nothing would
+    # run simulated (the summary counted such tests as simulated ones), and opening the simulation
+    # costs about a millisecond (kornia marks 3,000 tests so). pytest's own evaluation decides.
+    if wanted is not None and evaluate_skip_marks(item) is None:
         try:
             start(item, *wanted)
         except ValueError as error:

@@ -316,9 +316,9 @@ def test_expected_failures_are_counted_as_xfailed(pytester: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(["3 tests run on the simulated cuda:1: 1 failed, 2 xfailed"])
 
 
-# A skip marker skips before any fixture: no simulation is opened for it (kornia marks 3,000 tests
-# so; opening one costs about a millisecond), while a skipif that does not hold and a skip from the
-# body stay simulated tests.
+# A skip marker, or a skipif that holds, skips before any fixture: no simulation is opened for it
+# and the summary does not count it (kornia marks 3,000 tests so; opening one costs about a
+# millisecond), while a skipif that does not hold and a skip from the body stay simulated tests.
 SKIPS = '''
 import pytest
 import torch
@@ -339,18 +339,24 @@ def test_runs(on_the_device):
     assert on_the_device.device == torch.device("cuda:1")
 
 
+@pytest.mark.skipif("sys.platform != 'never'", reason="holds")
+def test_skipped_by_its_own_condition(on_the_device):
+    raise AssertionError("never runs")
+
+
 def test_skips_itself(on_the_device):
     pytest.skip("from the body")
 '''
 
 
-def test_a_skip_marked_test_opens_no_simulation(pytester: pytest.Pytester) -> None:
+def test_a_test_skipped_by_its_marks_opens_no_simulation(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_skips=SKIPS)
     result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider", "-rs")
-    result.assert_outcomes(passed=1, skipped=2)
-    result.stdout.fnmatch_lines(["*to be deprecated", "*from the body"])
+    result.assert_outcomes(passed=1, skipped=3)
+    result.stdout.fnmatch_lines(["*to be deprecated", "*holds", "*from the body"])
     report = json.loads((pytester.path / "simcuda-report.json").read_text())
     assert sorted(name.split("::")[1] for name in report["results"]) == ["test_runs", "test_skips_itself"], report
+    result.stdout.fnmatch_lines(["2 tests run on the simulated cuda:1: 1 passed, 1 skipped"])
 
 
 # timm's test_optim.py imports torch.testing._internal.common_utils, which calls
