@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shlex
 import signal
 import socket
@@ -27,6 +28,7 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / "bench" / "cosmic-ray" / "sessions.toml"
+THRESHOLD_NAME = re.compile(r"ATOL|RTOL|TOLERANCE|THRESHOLD|_DIFF\b")
 
 
 def session_name(module: str) -> str:
@@ -71,13 +73,35 @@ def http_workers(config: Path, urls: list[str]) -> Iterator[None]:
         workers.wait()
 
 
-def run_session(module: str, config: Path, session: Path) -> None:
+def is_threshold_line(line: str) -> bool:
+    """Whether a source line assigns an oracle threshold (the names suites/oracle_thresholds.toml's
+    scan reads: ATOL, RTOL, *TOLERANCE, *THRESHOLD, *_DIFF)."""
+    target = line.split("=", 1)[0] if "=" in line else ""
+    return bool(THRESHOLD_NAME.search(target))
+
+
+def skip_all_but_thresholds(module: str, session: Path) -> None:
+    """Mark skipped every pending mutant of `module` off its threshold lines: in a suite's test
+    module the other numbers are the test's inputs (shapes, probabilities), not its oracle."""
+    from cosmic_ray.work_db import WorkDB, use_db  # deferred: Cosmic Ray is an optional install
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    lines = (ROOT / module).read_text(encoding="utf-8").splitlines()
+    with use_db(session, WorkDB.Mode.open) as work_db:
+        for item in work_db.pending_work_items:
+            if not all(is_threshold_line(lines[mutation.start_pos[0] - 1]) for mutation in item.mutations):
+                work_db.set_result(item.job_id, WorkResult(output="not a threshold line", worker_outcome=WorkerOutcome.SKIPPED))
+
+
+def run_session(module: str, config: Path, session: Path, thresholds_only: bool) -> None:
     if not session.exists():
         # Unmutated, the tests must pass in the workers' clones: else every mutant reads as killed.
         if subprocess.run(["cosmic-ray", "baseline", str(config)], cwd=ROOT, check=False).returncode != 0:
             raise SystemExit(f"{module}: its tests fail on unmutated HEAD in the workers' clones; no session started")
         subprocess.run(["cosmic-ray", "init", str(config), str(session)], cwd=ROOT, check=True)
         subprocess.run(["cr-filter-operators", str(session), str(config)], cwd=ROOT, check=True)
+        if thresholds_only:
+            skip_all_but_thresholds(module, session)
     start = time.monotonic()
     subprocess.run(["cosmic-ray", "exec", str(config), str(session)], cwd=ROOT, check=True)
     print(f"{module}: {time.monotonic() - start:.0f} s", flush=True)
@@ -103,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         configs[module].write_text(serialize_config(session_config(module, table["tests"][module], table["cosmic-ray"])), encoding="utf-8")
     with http_workers(next(iter(configs.values())), table["cosmic-ray"]["worker-urls"]):
         for module, config in configs.items():
-            run_session(module, config.resolve(), (args.out / f"{session_name(module)}.sqlite").resolve())
+            thresholds_only = module in table["thresholds-only"]["modules"]
+            run_session(module, config.resolve(), (args.out / f"{session_name(module)}.sqlite").resolve(), thresholds_only)
     return 0
 
 

@@ -40,6 +40,21 @@ def test_a_session_config_runs_the_files_tests_with_only_the_oracle_operators():
     assert runner.session_name(module) == "simcuda.rules"
 
 
+@pytest.mark.parametrize("module", SESSIONS["thresholds-only"]["modules"])
+def test_a_thresholds_only_session_mutates_exactly_the_recorded_thresholds_lines(module):
+    """Its threshold lines are those holding a constant suites/oracle_thresholds.toml records (a
+    calibration or an uncalibrated value); every other line is a test's input, skipped."""
+    runner = load_script(ROOT / "bench" / "mutation_cosmic_ray.py")
+    records = tomllib.loads((ROOT / "suites" / "oracle_thresholds.toml").read_text(encoding="utf-8"))
+    keys = {key for entry in records.values() for key in entry.get("constants", {})} | set(records["uncalibrated"])
+    dotted = module.removesuffix(".py").replace("/", ".")
+    recorded = {key.split(":")[1] for key in keys if key.split(":")[0] == dotted}
+    lines = (ROOT / module).read_text(encoding="utf-8").splitlines()
+    marked = [line for line in lines if runner.is_threshold_line(line)]
+    assert recorded and module in SESSIONS["tests"]
+    assert {name.strip() for line in marked for name in line.split("=", 1)[0].split(",")} == recorded, marked
+
+
 def test_a_session_config_reads_back_through_cosmic_ray():
     pytest.importorskip("cosmic_ray", reason="Cosmic Ray is not installed (pip install -e '.[mutation]')")
     from cosmic_ray.config import deserialize_config, serialize_config
