@@ -8,16 +8,13 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-import torch
-from torch.utils._python_dispatch import _disable_current_modes
-
 from simcuda.dispatch import SimulatedDispatch
 from simcuda.functions import SimulatedFunctions
 from simcuda.graphs import mark_step_restored
 from simcuda.pinning import simulated_pinning
 from simcuda.simulation import Simulation
 from simcuda.stand_ins import swapped
-from simcuda.tensor import OPEN_SIMULATIONS
+from simcuda.tensor import OPEN_SIMULATIONS, modes_suspended
 from simcuda.unsupported import refusals_logged_to
 
 if TYPE_CHECKING:
@@ -34,13 +31,8 @@ def enclosing_modes_suspended() -> Iterator[None]:
     if not OPEN_SIMULATIONS:
         yield
         return
-    functions = [torch._C._pop_torch_function_stack() for _ in range(torch._C._len_torch_function_stack())]
-    try:
-        with _disable_current_modes():
-            yield
-    finally:
-        for mode in reversed(functions):
-            torch._C._push_on_torch_function_stack(mode)
+    with modes_suspended():
+        yield
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ compiled before the simulation, CUDA use from another thread)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing.context
 import sys
 import threading
@@ -21,7 +22,7 @@ from simcuda.devices import device_properties
 from simcuda.graphs import simulated_compile
 from simcuda.serialization import loadable, simulated_load
 from simcuda.streams import SimulatedEvent, SimulatedStream
-from simcuda.tensor import is_simulated, real_cpu, stood_for, wrap
+from simcuda.tensor import is_simulated, modes_suspended, real_cpu, stood_for, wrap
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -275,6 +276,24 @@ AOT_WITH_GRAD = "AOTAutograd on a simulated tensor that requires grad"
 _AOT_AUTOGRAD = "torch._functorch._aot_autograd."  # its CompiledFunction; torch.func's own Functions run as any other
 
 
+def traced_outside(trace: Callable[..., Any]) -> Callable[..., Any]:
+    """`torch.jit.trace` inside the simulation. The tracer records the ops it sees, and the
+    simulation runs some below it, so a trace made through the modes holds constants where tensors
+    were and its first run fails ("aten::view() Expected a value of type 'Tensor' ... found type
+    'int'": PyTorch Geometric's traceable convolutions). A trace of CPU tensors is made with the
+    simulation's modes off, as without it; one of a simulated tensor is refused."""
+
+    @functools.wraps(trace)
+    def traced(func: Any, example_inputs: Any = None, *args: Any, **kwargs: Any) -> Any:
+        held = func.state_dict().values() if isinstance(func, torch.nn.Module) else ()
+        if any(isinstance(value, torch.Tensor) and is_simulated(value) for value in [*tree_leaves((example_inputs, args, kwargs)), *held]):
+            raise SimulationUnsupported("TorchScript tracing of a simulated tensor (torch.jit.trace)", caller_summary())
+        with modes_suspended():
+            return trace(func, example_inputs, *args, **kwargs)
+
+    return traced
+
+
 def fake_from_tensor(original: Callable[..., Any]) -> Callable[..., Any]:
     """`FakeTensorMode.from_tensor`, where AOTAutograd's dynamic tracing meets its inputs: a
     simulated tensor that requires grad is refused (AOT_WITH_GRAD); others convert as they do."""
@@ -401,6 +420,7 @@ def swapped(sim: Simulation) -> Iterator[None]:
     # Its binding parses the stream before any mode sees the call: a simulated stream is not a torch.Stream.
     targets.append((torch.Tensor, "record_stream", lambda tensor, stream: sim.streams.record_stream(tensor, stream)))
     targets.append((torch, "load", simulated_load(torch.load)))
+    targets.append((torch.jit, "trace", traced_outside(torch.jit.trace)))
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
     targets += [(torch._C, name, value) for name, value in allocator_api(sim).items()]

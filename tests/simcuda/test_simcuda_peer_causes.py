@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from simcuda import gpu_type, gpu_vars, is_simulated, real_cpu, simulated_cuda
+from simcuda import SimulationUnsupported, gpu_type, gpu_vars, is_simulated, real_cpu, simulated_cuda
 
 DEVICE = torch.device("cuda:1")
 
@@ -377,3 +377,32 @@ def test_an_optimizer_step_asks_the_accelerators_current_stream() -> None:
 
     expected, got = both(body)
     assert torch.allclose(expected, got)
+
+
+class SelfLoops(nn.Module):
+    """PyTorch Geometric's `add_self_loops` as traced: a node count kept a tensor while tracing."""
+
+    def forward(self, x: torch.Tensor, edge: torch.Tensor) -> torch.Tensor:
+        if torch.jit.is_tracing():
+            count = torch.cat([edge.view(-1), edge.new_full((1,), fill_value=-1)]).max() + 1
+        else:
+            count = int(edge.max()) + 1
+        loop = torch.arange(0, count, dtype=torch.long, device=edge.device)
+        edge = torch.cat([edge, loop.unsqueeze(0).repeat(2, 1)], dim=1)
+        return torch.zeros_like(x).index_add(0, edge[1], x.index_select(0, edge[0]))
+
+
+def test_a_trace_of_cpu_tensors_made_inside_runs_as_made_without_the_simulation() -> None:
+    """torch.jit.trace through the simulation's modes recorded constants where tensors were: its
+    first run failed ("aten::view() Expected a value of type 'Tensor' ... found type 'int'"),
+    though the test never touched CUDA (PyTorch Geometric's test_traceable_my_conv_with_self_loops)."""
+    x, edge = torch.randn(4, 16), torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 3, 2]])
+    bigger, chain = torch.randn(8, 16), torch.stack([torch.arange(0, 7), torch.arange(1, 8)])
+    with simulated_cuda(2):
+        traced = torch.jit.trace(SelfLoops(), (x, edge))
+        assert torch.equal(traced(bigger, chain), SelfLoops()(bigger, chain))
+
+
+def test_a_trace_of_a_simulated_tensor_is_refused() -> None:
+    with simulated_cuda(2), pytest.raises(SimulationUnsupported, match="TorchScript tracing of a simulated tensor"):
+        torch.jit.trace(SelfLoops(), (torch.randn(4, 16, device=DEVICE), torch.tensor([[0, 1], [1, 0]], device=DEVICE)))
