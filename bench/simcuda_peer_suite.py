@@ -3,7 +3,7 @@
 
     python bench/simcuda_peer_suite.py PEER --repo PATH [--commit REF] [--groups ...] [--pythonpath DIR] [--repeat N]
 
-PEER is a table of bench/peer_suites.toml (kornia, timm, torchvision): the files its tests need,
+PEER is a table of bench/peer_suites.toml (kornia, timm, torchvision, pyg): the files its tests need,
 the commit to take them from, its groups (one pytest session per side each), extra pytest
 arguments and environment. PATH is the peer's git repository (a clone, or the bare mirror `fetch`
 brings); the files are exported from it to a temporary folder and run against the installed
