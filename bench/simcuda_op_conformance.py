@@ -38,7 +38,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # simcuda from this checkout
 
 from simcuda import real_cpu, simulated_cuda
-from simcuda.unsupported import SimulationUnsupported, is_refusal, real_cuda_reached
+from simcuda.unsupported import REAL_CUDA_REACHED, is_refusal, reached_real_cuda
 
 DEVICE = torch.device("cuda:1")
 KNOWN = Path(__file__).with_suffix(".toml")
@@ -48,7 +48,7 @@ MATCHED, REFUSED, DIVERGING, UNCOMPARED = "matched", "refused", "diverging", "un
 
 class Outcome(NamedTuple):
     op: str
-    outcome: str  # MATCHED, REFUSED or DIVERGING
+    outcome: str  # MATCHED, REFUSED, DIVERGING or UNCOMPARED
     reason: str  # empty when matched: the feature refused, or the first difference
     samples: int  # the samples compared (those whose CPU run raised are not counted)
 
@@ -65,6 +65,11 @@ def op_database() -> list:
     return op_db
 
 
+def op_name(op) -> str:
+    """The name the script prints and the policy keys by: a variant's full name (linalg.lstsq.grad_oriented)."""
+    return getattr(op, "full_name", op.name)
+
+
 def dtypes_for(op) -> list[torch.dtype]:
     supported = op.supported_dtypes("cpu")
     return [dtype for dtype in DTYPES if dtype in supported][:2]
@@ -78,8 +83,9 @@ def seeded(call: Callable[[], Any], seed: int) -> Any:
 def samples_of(op, device: torch.device | str, dtype: torch.dtype, limit: int) -> list:
     """The op's first `limit` samples of `dtype` made on `device` by the OpInfo's own sample
     function (which keeps on the CPU what must stay there, as torch's CUDA tests get them), under
-    one seed: the simulated device draws from the CPU generator, so both lists hold the same values.
-    They require grad where the op supports autograd in that dtype."""
+    one seed (the simulated device draws from the CPU generator; where a sample function draws in
+    another order on a CUDA device, `aligned` gives the CPU's values). They require grad where the
+    op supports autograd in that dtype."""
     requires_grad = op.supports_autograd and dtype in op.supported_backward_dtypes("cpu")
     torch.manual_seed(0)
     return list(itertools.islice(op.sample_inputs(device, dtype, requires_grad=requires_grad), limit))
@@ -237,8 +243,8 @@ def conform_dtype(op, dtype: torch.dtype, limit: int, undefined_values: bool) ->
                 if found:
                     return compared, (DIVERGING, found)
         except Exception as error:  # noqa: BLE001 - every failure is sorted: refusal or divergence
-            if isinstance(error, SimulationUnsupported) or is_refusal(error):  # the feature and where it was met
-                return compared, (REFUSED, (real_cuda_reached(error) or str(error).splitlines()[0])[:160])
+            if is_refusal(error):  # the feature and where it was met
+                return compared, (REFUSED, (REAL_CUDA_REACHED if reached_real_cuda(error) else str(error).splitlines()[0])[:160])
             return compared, (DIVERGING, f"raised {type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}")
     return compared, None
 
@@ -246,7 +252,7 @@ def conform_dtype(op, dtype: torch.dtype, limit: int, undefined_values: bool) ->
 def conform(op, limit: int, policy: dict | None = None) -> Outcome:
     """The op's outcome over its samples of each dtype: the first refusal or divergence decides."""
     policy = policy or known()
-    name = getattr(op, "full_name", op.name)
+    name = op_name(op)
     compared = 0
     for dtype in dtypes_for(op):
         count, found = conform_dtype(op, dtype, limit, name in policy["undefined_values"])
@@ -266,8 +272,8 @@ def select(database: Iterable, names: list[str] | None) -> list:
     ops = list(database)
     if names:
         wanted = set(names)
-        ops = [op for op in ops if getattr(op, "full_name", op.name) in wanted or op.name in wanted]
-        missing = wanted - {getattr(op, "full_name", op.name) for op in ops} - {op.name for op in ops}
+        ops = [op for op in ops if op_name(op) in wanted or op.name in wanted]
+        missing = wanted - {op_name(op) for op in ops} - {op.name for op in ops}
         if missing:
             raise SystemExit(f"error: no OpInfo named {', '.join(sorted(missing))} in torch {torch.__version__}'s op_db")
     return ops
@@ -290,8 +296,7 @@ def main() -> None:
     counts = Counter(outcome.outcome for outcome in outcomes)
     unexplained = [outcome.op for outcome in outcomes if outcome.outcome == DIVERGING and outcome.op not in explained]
     kinds = ", ".join(f"{counts[kind]} {kind}" for kind in (MATCHED, REFUSED, DIVERGING, UNCOMPARED))
-    print(f"torch {torch.__version__}: {len(outcomes)} ops, {kinds}"
-          + f"; {len(unexplained)} diverging unexplained")
+    print(f"torch {torch.__version__}: {len(outcomes)} ops, {kinds}; {len(unexplained)} diverging unexplained")
     if args.out:
         args.out.write_text(json.dumps([outcome._asdict() for outcome in outcomes], indent=1), encoding="utf-8")
 

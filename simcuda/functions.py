@@ -117,10 +117,8 @@ _AUTOGRAD_ABOVE = functools.reduce(
 )
 
 
-# A call of plain CPU tensors runs with these excluded, past every mode (see _passes_through).
 # The factories shaped after a tensor: torch's bindings set the result's requires_grad themselves.
 _LIKE_FACTORIES = (torch.empty_like, torch.zeros_like, torch.ones_like, torch.full_like, torch.rand_like, torch.randn_like, torch.randint_like)
-_MODE_KEYS = torch._C.DispatchKeySet(_KEY.Python) | torch._C.DispatchKeySet(_KEY.PythonTLSSnapshot)
 _OPERATOR_TYPES = (torch._ops.OpOverloadPacket, torch._ops.OpOverload)
 
 
@@ -132,6 +130,10 @@ def unsupported_operator(func: Callable) -> str | None:
     if not isinstance(func, _OPERATOR_TYPES):
         return None
     return UNSUPPORTED_OPS.get(getattr(func, "_qualified_op_name", None) or func._schema.name)
+
+
+# A call of plain CPU tensors runs with these excluded, past every mode (see _passes_through).
+_MODE_KEYS = torch._C.DispatchKeySet(_KEY.Python) | torch._C.DispatchKeySet(_KEY.PythonTLSSnapshot)
 _PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})  # exact types: a subclass may have its own dispatch
 # Values that name no device, stream or generator (an int does only as `device=`, or as `.to`'s
 # and `.cuda`'s argument, which never pass): anything else (a string, a device, a TVTensor) keeps

@@ -44,8 +44,8 @@ class PinnedStorages:
 
 # The storages of the outermost simulation open now (a simcuda:N test inside the simulated runner
 # is a simulation inside another): its kernels answer for every one nested in it, since pinned
-# memory is the process's, and torch before 2.14 refuses a second Python kernel for the same op
-# and dispatch key ("already a kernel registered from python").
+# memory is the process's, and torch 2.6 to 2.11 refuse a second Python kernel for the same op and
+# dispatch key ("already a kernel registered from python"; torch 2.14 overrides by default).
 _REGISTERED: list[PinnedStorages] = []
 
 

@@ -37,7 +37,7 @@ import pytest
 from _pytest.skipping import evaluate_skip_marks  # pytest's own reading of skip and skipif marks
 
 from simcuda.devices import RUNNER_ENV, RunnerConfigError, describe_runner, running
-from simcuda.unsupported import log_refusal, real_cuda_reached
+from simcuda.unsupported import REAL_CUDA_REACHED, log_refusal, reached_real_cuda
 
 if TYPE_CHECKING:
     from simcuda.runs import SimulatedRun
@@ -236,9 +236,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     run = run_of(item) or running()  # a simcuda:N test's own simulation, else the runner's
     if run is None:
         return report
-    reached = real_cuda_reached(call.excinfo.value) if call.excinfo is not None else None
-    if reached:
-        log_refusal(reached)  # the run's context is still open: its log takes it
+    if call.excinfo is not None and reached_real_cuda(call.excinfo.value):
+        log_refusal(REAL_CUDA_REACHED)  # the run's context is still open: its log takes it
     refused = run.new_refusals()
     if refused and call.when != "teardown":
         item.stash.setdefault(_PHASE_REFUSAL, {})[call.when] = refused[0]

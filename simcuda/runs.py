@@ -107,9 +107,5 @@ def final_outcome(outcomes: dict[str, str], refused: bool) -> str:
 def named_cuda_devices(values: Iterable[object]) -> frozenset[str]:
     """The indexed CUDA devices among a test's parameter values (`torch.device("cuda:0")`,
     "cuda:0"); an unindexed "cuda" names the run's own device."""
-    named = set()
-    for value in values:
-        text = str(value) if isinstance(value, torch.device) else value if isinstance(value, str) else ""
-        if _INDEXED_CUDA.fullmatch(text):
-            named.add(text)
-    return frozenset(named)
+    texts = (str(value) for value in values if isinstance(value, (torch.device, str)))
+    return frozenset(text for text in texts if _INDEXED_CUDA.fullmatch(text))

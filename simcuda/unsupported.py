@@ -47,8 +47,8 @@ def refusals_logged_to(log: list[str]) -> Iterator[None]:
 
 def is_refusal(error: BaseException) -> bool:
     """Whether `error` is the simulation refusing a feature: itself, an error it caused, or the
-    real CUDA reached where no stand-in sees (`real_cuda_reached`)."""
-    return isinstance(error, SimulationUnsupported) or isinstance(error.__cause__, SimulationUnsupported) or real_cuda_reached(error) is not None
+    real CUDA reached where no stand-in sees (`reached_real_cuda`)."""
+    return isinstance(error, SimulationUnsupported) or isinstance(error.__cause__, SimulationUnsupported) or reached_real_cuda(error)
 
 
 # The real CUDA's answer on a machine without a GPU. Inside a simulation it means a C++ path no
@@ -71,19 +71,17 @@ _GUARDED_ANSWERS = (
 )
 
 
-def real_cuda_reached(error: BaseException | None) -> str | None:
-    """The refusal an error stands for when it, or an error it was raised from, is the real CUDA
-    answering a C++ path the simulation did not see; None otherwise."""
+def reached_real_cuda(error: BaseException | None) -> bool:
+    """Whether `error`, or an error it was raised from, is the real CUDA answering a C++ path the
+    simulation did not see (REAL_CUDA_REACHED)."""
     seen: set[int] = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         text = str(error)
-        if any(answer in text for answer in _REAL_CUDA_ANSWERS):
-            return REAL_CUDA_REACHED
-        if _OPEN_LOGS and any(answer in text for answer in _GUARDED_ANSWERS):
-            return REAL_CUDA_REACHED
+        if any(answer in text for answer in _REAL_CUDA_ANSWERS) or _OPEN_LOGS and any(answer in text for answer in _GUARDED_ANSWERS):
+            return True
         error = error.__cause__ or error.__context__
-    return None
+    return False
 
 
 # Ops whose only meaning is a CUDA feature the CPU cannot imitate, by schema name.

@@ -100,11 +100,11 @@ def test_a_pinned_factory_is_the_simulations_even_where_plain_cpu_calls_skip_the
 
 
 def test_a_simulation_inside_another_registers_the_pinning_kernels_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A simcuda:N test inside the simulated runner opens a simulation inside another: torch before
-    2.14 refuses a second Python kernel for `_pin_memory` on the CPU key (seen on torch 2.11), so
-    the inner one answers with the outer one's kernels. Here torch's refusal is put back."""
+    """A simcuda:N test inside the simulated runner opens a simulation inside another: torch 2.6 to
+    2.11 refuse a second Python kernel for `_pin_memory` on the CPU key (seen on torch 2.11), so
+    the inner one answers with the outer one's kernels. Here that refusal is put back."""
     impl = torch.library.Library.impl
-    if "allow_override" in inspect.signature(impl).parameters:  # torch 2.14 and later override by default
+    if "allow_override" in inspect.signature(impl).parameters:  # 2.14 overrides by default; 2.6 has no such switch
         monkeypatch.setattr(torch.library.Library, "impl", lambda self, *args, **kwargs: impl(self, *args, **kwargs, allow_override=False))
     with simulated_cuda(2):
         outer = torch.ones(2).pin_memory()
