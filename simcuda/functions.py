@@ -21,6 +21,7 @@ import contextlib
 import functools
 import operator
 from collections.abc import Callable
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -120,6 +121,9 @@ _AUTOGRAD_ABOVE = functools.reduce(
 # The factories shaped after a tensor: torch's bindings set the result's requires_grad themselves.
 _LIKE_FACTORIES = (torch.empty_like, torch.zeros_like, torch.ones_like, torch.full_like, torch.rand_like, torch.randn_like, torch.randint_like)
 _OPERATOR_TYPES = (torch._ops.OpOverloadPacket, torch._ops.OpOverload)
+# torch >= 2.14 can run a Python-level torch function's body with the mode that got it still on
+# (torch.overrides.redispatch_function); before, a mode's handler runs with the mode popped.
+_REDISPATCH = getattr(torch.overrides, "redispatch_function", None)
 
 
 def unsupported_operator(func: Callable) -> str | None:
@@ -222,6 +226,7 @@ class SimulatedFunctions(TorchFunctionMode):
         # bindings, a tensor from flat data) let such a call pass through; the others may still
         # reach CUDA (`x.cuda()`, `x.to(1)`) or must see it (backward).
         self.passable = frozenset({tensor.__getitem__, tensor.__setitem__, torch.tensor, torch.as_tensor, torch.asarray, *_GUARDED})
+        self._inside: set[Callable] = set()  # the Python-level functions running with this mode on
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -237,6 +242,8 @@ class SimulatedFunctions(TorchFunctionMode):
                 with self:  # the subclass's own rules first; its inner call comes back here
                     return type(owner).__torch_function__(func, types, args, kwargs)
             return handler(func, args, kwargs)
+        if _REDISPATCH is not None and type(func) is FunctionType and func not in self._inside:
+            return self._run_inside(func, types, args, kwargs)
         if not kwargs and len(args) == 1 and not isinstance(args[0], (list, tuple)):
             return func(*args)  # one tensor (`x.shape`, `x.exp()`): nothing to place
         if _is_cuda(kwargs.get("device")):
@@ -244,6 +251,19 @@ class SimulatedFunctions(TorchFunctionMode):
         if _plain_grad_meets_simulated(func, args, kwargs):
             return _below_autograd(func, *args, **kwargs)
         return func(*args, **kwargs)
+
+    def _run_inside(self, func, types, args, kwargs):
+        """A Python-level torch function (`F.multi_head_attention_forward`, `torch.unravel_index`)
+        runs its body with this mode on, so the factories and guarded bindings inside it are
+        re-expressed here instead of reaching the real CUDA. While it runs, a call of the same
+        function comes from its own C binding (`Tensor.unflatten`'s `super().unflatten`) and runs
+        as torch runs a handler."""
+        self._inside.add(func)
+        try:
+            with self:
+                return _REDISPATCH(func, types, args, kwargs)
+        finally:
+            self._inside.discard(func)
 
     def _passes_through(self, args: tuple, kwargs: dict) -> bool:
         """A call of plain CPU tensors that nothing here watches runs as torch runs it, past the

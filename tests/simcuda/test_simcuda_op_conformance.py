@@ -77,6 +77,18 @@ def test_a_simulation_fault_diverges(database: list, monkeypatch: pytest.MonkeyP
     assert outcome.outcome == conformance.DIVERGING and found in outcome.reason, outcome
 
 
+@pytest.mark.skipif(functions._REDISPATCH is None, reason="torch < 2.14 has no torch.overrides.redispatch_function: such ops are refused")
+@pytest.mark.parametrize("name", ["unravel_index", "nn.functional.fractional_max_pool2d"])
+def test_a_python_level_function_matches_and_is_refused_with_the_mode_popped(database: list, monkeypatch, name: str) -> None:
+    """A Python-level torch function whose body makes tensors on its input's device matches the
+    CPU; with its body run as torch runs a mode's handler (the mode popped), it is refused."""
+    (op,) = [op for op in database if op.name == name and not op.variant_test_name]
+    assert conformance.conform(op, SAMPLES).outcome == conformance.MATCHED
+    monkeypatch.setattr(functions, "_REDISPATCH", None)
+    outcome = conformance.conform(op, SAMPLES)
+    assert outcome.outcome == conformance.REFUSED and "CUDA entry point" in outcome.reason, outcome
+
+
 def test_the_database_leaves_torchs_flags_as_it_found_them(database: list) -> None:
     """torch's test utilities freeze torch.backends' flags at import: the harness's own fixtures
     and the simulation set them in every later test of the process."""

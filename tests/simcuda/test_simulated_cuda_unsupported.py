@@ -10,7 +10,7 @@ import pytest
 import torch
 import torchvision
 
-from simcuda import SimulationUnsupported, simulated_cuda
+from simcuda import SimulationUnsupported, real_cpu, simulated_cuda
 from simcuda.unsupported import is_refusal
 
 
@@ -157,31 +157,69 @@ def test_the_real_cudas_answers_to_an_unseen_binding_are_refusals_inside_a_simul
         assert not is_refusal(RuntimeError("CUDA error: invalid device ordinal"))
 
 
-def test_multihead_attention_runs_or_is_refused() -> None:
-    """F.multi_head_attention_forward, handed on whole by the function mode, calls `.contiguous()`
-    (a guarded binding) where the mode does not see it: on torch 2.14 that reaches the real CUDA,
-    whose answer must be a refusal, never a failure charged to the code under test (PyTorch
-    Geometric's attention blocks); torch 2.11 runs it through on the CPU data."""
+def attention(device: str) -> torch.Tensor:
+    torch.manual_seed(0)
+    block = torch.nn.MultiheadAttention(8, 2).to(device)
+    x = torch.rand(4, 1, 8).to(device)  # (sequence, batch, features): a shape whose path calls .contiguous()
+    return block(x, x, x)[0]
+
+
+def fractional_pool(device: str) -> torch.Tensor:
+    torch.manual_seed(0)
+    return torch.nn.functional.fractional_max_pool2d(torch.rand(1, 2, 8, 8).to(device), 2, output_size=(4, 4))
+
+
+# Python-level torch functions whose bodies make tensors, or call a guarded binding, on their
+# input's device: `.contiguous()` in F.multi_head_attention_forward, `torch.tensor(device=)` in
+# unravel_index, random samples in fractional_max_pool2d, `torch.randn(device=)` in svd_lowrank.
+PYTHON_LEVEL = {
+    "multi_head_attention_forward": attention,
+    "unravel_index": lambda device: torch.stack(torch.unravel_index(torch.tensor([5, 7, 11]).to(device), (3, 4))),
+    "fractional_max_pool2d": fractional_pool,
+    "svd_lowrank": lambda device: torch.svd_lowrank(torch.eye(6, 4).to(device), q=2, niter=0)[1],
+}
+REDISPATCH = hasattr(torch.overrides, "redispatch_function")
+
+
+@pytest.mark.parametrize("name", PYTHON_LEVEL)
+def test_a_python_level_torch_function_runs_inside_the_simulation(name: str) -> None:
+    """torch runs a mode's handler with the mode popped, so a Python-level function the function
+    mode hands on would make its tensors, or open its device guards, unseen: the real CUDA's lazy
+    init (refused) or its driver (torch 2.14's MultiheadAttention on PyTorch Geometric's attention
+    blocks). Where torch can re-enter the mode for the body (torch.overrides.redispatch_function,
+    torch >= 2.14), it runs simulated and gives the CPU's values (float rounding apart: attention
+    takes its backend by device); before, it is refused, or runs where no unseen call reaches
+    CUDA (torch 2.11's attention)."""
+    call = PYTHON_LEVEL[name]
+    expected = call("cpu")
     with simulated_cuda():
-        attention = torch.nn.MultiheadAttention(8, 2, batch_first=True).to("cuda:1")
-        x = torch.rand(2, 4, 8, device="cuda:1")
         try:
-            out, _ = attention(x, x, x)
-        except RuntimeError as error:  # torch.AcceleratorError, or the driver's RuntimeError
-            assert is_refusal(error), error
-        else:
-            assert out.device == torch.device("cuda:1")
+            out = call("cuda:1")
+        except RuntimeError as error:  # SimulationUnsupported, torch.AcceleratorError, the driver's
+            assert not REDISPATCH and is_refusal(error), error
+            return
+        assert out.device == torch.device("cuda:1")
+        torch.testing.assert_close(real_cpu(out), expected)
+
+
+def test_a_device_mix_inside_a_python_level_function_is_still_a_finding() -> None:
+    """The twin a real GPU fails too: attention of a cuda:1 query against CPU keys raises
+    TensorIterator's device error inside F.multi_head_attention_forward, not a refusal."""
+    with simulated_cuda():
+        block = torch.nn.MultiheadAttention(8, 2, batch_first=True).to("cuda:1")
+        query, keys = torch.rand(2, 4, 8, device="cuda:1"), torch.rand(2, 4, 8)
+        with pytest.raises(RuntimeError) as raised:
+            block(query, keys, keys)
+        assert not is_refusal(raised.value), raised.value
+        if REDISPATCH:
+            assert "Expected all tensors to be on the same device" in str(raised.value)
 
 
 def test_the_lazy_init_stand_in_never_returns() -> None:
     """C++ remembers a `torch.cuda._lazy_init` that returned for the whole process: every later
-    factory, in any thread and after the simulation, would go to the real CUDA. So a factory inside
-    a Python-level torch function (svd_lowrank's) is refused, and the next simulation still refuses
-    a factory in another thread."""
-    with simulated_cuda():
-        with pytest.raises(SimulationUnsupported, match="CUDA entry point"):
-            torch.cuda._lazy_init()
-        with pytest.raises(SimulationUnsupported, match="CUDA entry point"):
-            torch.svd_lowrank(torch.rand(6, 4, device="cuda:1"), q=2)
+    factory, in any thread and after the simulation, would go to the real CUDA. So the stand-in
+    refuses, and the next simulation still refuses a factory in another thread."""
+    with simulated_cuda(), pytest.raises(SimulationUnsupported, match="CUDA entry point"):
+        torch.cuda._lazy_init()
     with simulated_cuda(), pytest.raises(SimulationUnsupported, match="another thread"):
         in_another_thread(torch.zeros(1, device="cuda:1"))
