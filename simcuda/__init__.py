@@ -40,8 +40,9 @@ locks no page) or speed. Known limits:
   reject them are missed (a false negative, never a false alarm). Every mismatch gets
   TensorIterator's text; argument-checking kernels word it differently after the common prefix
   "Expected all tensors to be on the same device".
-- Random ops draw from the CPU generator (torch.cuda's RNG functions answer with it): comparable
-  with CPU under one seed, not with real CUDA random streams.
+- Random ops on a simulated device draw from a generator of the device's own (torch.cuda's RNG
+  functions answer with it), apart from the CPU's, as on a GPU; seeded alike it gives the CPU's
+  numbers, not CUDA's (`simulated_cuda(shared_generator=True)`: every device draws from the CPU's).
 - cuDNN is disabled inside, so composite ops take their native paths.
 - CUDA use from another thread is refused while real CUDA is uninitialised (always, on a machine
   without a GPU); once a real GPU was used in the process, such calls reach it: on a one-GPU

@@ -36,13 +36,17 @@ def enclosing_modes_suspended() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def simulated_cuda(device_count: int | Callable[[], int] = DEFAULT_DEVICE_COUNT, runner: Runner | None = None) -> Iterator[Simulation]:
+def simulated_cuda(
+    device_count: int | Callable[[], int] = DEFAULT_DEVICE_COUNT, runner: Runner | None = None, shared_generator: bool = False
+) -> Iterator[Simulation]:
     """Simulate `device_count` CUDA devices in this thread until the block ends (`runner`: the
-    process's simulated runner, runner.py, whose simulation this is)."""
+    process's simulated runner, runner.py, whose simulation this is). Each device draws random
+    numbers from a generator of its own, apart from the CPU's (seeded alike, it gives the CPU's
+    numbers); with `shared_generator`, from the CPU's (generators.py)."""
     # No C++ device guard is ever opened for a simulated tensor (indexing.py, tensor.py), so the
     # real CUDA guard, in force on every machine with a GPU, is never reached: nothing here may
     # rely on torch._C._ensureCUDADeviceGuardSet(), a no-op wherever a GPU is visible.
-    sim = Simulation(device_count, runner)
+    sim = Simulation(device_count, runner, shared_generator)
     with contextlib.ExitStack() as stack:
         stack.enter_context(enclosing_modes_suspended())
         OPEN_SIMULATIONS.append(sim)

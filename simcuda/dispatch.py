@@ -45,7 +45,7 @@ class OpInfo(NamedTuple):
     index_position: int  # the argument holding advanced indexing's index list, or -1
     transfer: bool  # takes operands on different devices by design (rules.TRANSFER_OPS)
     refused: str | None  # why the simulation refuses it (unsupported.py), or None
-    seeded: bool  # draws random numbers (on a runner, from the device's own generator)
+    seeded: bool  # draws random numbers (on a simulated device, from the device's own generator)
     touches_data: bool  # reads or writes memory (a view, or a query like is_pinned, does not): streams.py
     reads_inputs: bool  # reads its tensor arguments' memory (a factory like empty_like reads their shape only)
     composite: bool  # CompositeImplicitAutograd: runs as its decomposition (see __torch_dispatch__)
@@ -333,12 +333,11 @@ class SimulatedDispatch(TorchDispatchMode):
         # Without a tensor that requires grad or carries a bit, autograd's keys change nothing,
         # except the version counters and view records of in-place ops and views.
         with_keys = simulated and (call.needs_autograd or info.any_alias)
-        runner = self.sim.runner
-        draws = runner is not None and info.seeded and on_cuda and not call.generators
+        draws = info.seeded and on_cuda and not call.generators
         kernel = _differentiable_twin(name) if call.needs_autograd and name in DIFFERENTIABLE_TWINS else info.kernel
         try:
             if draws:
-                with runner.generators.drawing(device.index):  # a runner's device generator, not the CPU's
+                with self.sim.generators.drawing(device.index):  # the device's generator, not the CPU's
                     out = run_kernel(kernel, call, with_keys)
             else:  # no `with` on the path nearly every op takes
                 out = run_kernel(kernel, call, with_keys)

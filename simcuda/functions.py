@@ -40,7 +40,7 @@ aten = torch.ops.aten
 _KEY = torch._C.DispatchKey
 _TENSOR_FUNCTION = torch.Tensor.__torch_function__.__func__
 _OWN_LESS = (_TENSOR_FUNCTION, torch._C._disabled_torch_function_impl)
-# Factories that draw random numbers: on a runner, from the device's generator (runner.py).
+# Factories that draw random numbers: from the device's generator (generators.py).
 _RANDOM_FACTORIES = frozenset({
     torch.rand, torch.randn, torch.randint, torch.randperm, torch.rand_like, torch.randn_like, torch.randint_like, torch.normal,
 })
@@ -281,10 +281,9 @@ class SimulatedFunctions(TorchFunctionMode):
             raise RuntimeError("Only dense CPU tensors can be pinned")  # ATen's empty_cuda
         cpu_kwargs = {**kwargs, "device": rules.CPU}
         requires_grad = cpu_kwargs.pop("requires_grad", False)
-        runner = self.sim.runner
         with (
             self.sim.quiet(),
-            runner.generators.drawing(device.index) if runner is not None and func in _RANDOM_FACTORIES else contextlib.nullcontext(),
+            self.sim.generators.drawing(device.index) if func in _RANDOM_FACTORIES else contextlib.nullcontext(),
         ):
             made = func(*args, **cpu_kwargs)
         if not isinstance(made, torch.Tensor):

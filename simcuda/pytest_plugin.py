@@ -161,13 +161,13 @@ def _remove_collection_view(config: pytest.Config) -> None:
     config.stash[_COLLECTION_VIEW] = []
 
 
-def start(item: pytest.Item, device: str, foreign: str = "fail") -> SimulatedRun:
+def start(item: pytest.Item, device: str, foreign: str = "fail", shared_generator: bool = False) -> SimulatedRun:
     """Open `item`'s simulated run now (from a fixture, or at setup for --simcuda); the plugin
     closes it after the test's teardown and turns what it saw into the test's outcome."""
     from simcuda.runs import SimulatedRun, named_cuda_devices, parse_simulated_device  # imports torch
 
     parameters = item.callspec.params.values() if hasattr(item, "callspec") else ()
-    run = SimulatedRun(parse_simulated_device(device), foreign, str(item.path), named_cuda_devices(parameters))
+    run = SimulatedRun(parse_simulated_device(device), foreign, str(item.path), named_cuda_devices(parameters), shared_generator)
     item.stash[_RUN] = run
     return run
 

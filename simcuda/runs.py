@@ -43,6 +43,7 @@ class SimulatedRun:
     foreign_policy: str
     test_file: str
     named: frozenset[str] = frozenset()  # the CUDA devices the test's own parameters name ("cuda:0")
+    shared_generator: bool = False  # the devices draw from the CPU's generator (simulated_cuda's)
     simulation: Simulation = field(init=False)
     outcomes: dict[str, str] = field(default_factory=dict)  # phase -> outcome
     foreign: list[Allocation] = field(default_factory=list)
@@ -51,7 +52,7 @@ class SimulatedRun:
 
     def __post_init__(self) -> None:
         count = max(2, self.device.index + 1, *(torch.device(name).index + 1 for name in self.named))
-        self.simulation = self._context.enter_context(simulated_cuda(count))
+        self.simulation = self._context.enter_context(simulated_cuda(count, shared_generator=self.shared_generator))
         self.simulation.set_device(self.device.index)
         self.simulation.log_only_outside(self.allowed_devices)
 

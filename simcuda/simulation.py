@@ -12,6 +12,7 @@ import torch
 
 from simcuda import rules
 from simcuda.allocations import Allocation, Noted, as_allocation, foreign, note, text_of
+from simcuda.generators import CPU_STREAM, DeviceGenerators, SharedWithCpu
 from simcuda.graphs import GraphTrees
 from simcuda.streams import StreamTable
 
@@ -39,11 +40,13 @@ class Quiet:
 
 class Simulation:
     """The state of one `simulated_cuda()` context: device count, current device, the log of every
-    tensor made, and every feature it refused (SimulationUnsupported, caught or not). A runner's
-    simulation (runner.py) counts its devices as the runner sees them and keeps no log: it lasts
-    a whole session."""
+    tensor made, and every feature it refused (SimulationUnsupported, caught or not), and its
+    devices' CUDA generators (fresh, as in a process whose CUDA just started; `shared_generator`:
+    the CPU's, generators.SharedWithCpu). A runner's
+    simulation (runner.py) counts its devices as the runner sees them, draws from the runner's
+    generators and keeps no log: it lasts a whole session."""
 
-    def __init__(self, device_count: int | Callable[[], int], runner: Runner | None = None) -> None:
+    def __init__(self, device_count: int | Callable[[], int], runner: Runner | None = None, shared_generator: bool = False) -> None:
         self._device_count = device_count
         self.runner = runner
         self.serial = next(_SERIALS) * (1 if runner is None else -1)  # tags its tensors (tensor.py); a runner's negative
@@ -52,6 +55,9 @@ class Simulation:
         self._allocations: list[Allocation] = []  # the part of it read so far, as Allocations
         self._unlogged: frozenset[str] = frozenset()  # devices the log leaves out (log_only_outside)
         self.refusals: list[str] = []
+        self.generators: DeviceGenerators | SharedWithCpu = (
+            runner.generators if runner is not None else SharedWithCpu() if shared_generator else DeviceGenerators(CPU_STREAM)
+        )
         self.graph_trees = GraphTrees()
         self.streams = StreamTable(self)  # its pinned memory joins when the context opens
         self._quiet = 0

@@ -65,22 +65,26 @@ def cuda_entry_point() -> str:
     return found
 
 
-def cpu_rng(sim: Simulation) -> dict[str, Any]:
-    """A simcuda:N test's CUDA generator is the CPU one: random ops draw from it (dispatch.py)."""
+def generator_api(sim: Simulation, index: Callable[..., int]) -> dict[str, Any]:
+    """torch.cuda's RNG functions, answered from the simulation's generators, one per device
+    (generators.py). `index(device)`: the device's index (on a runner, starting CUDA as the real
+    functions do; seeding does not start it: torch defers it)."""
+    generators = sim.generators
 
-    def seed_all(seed: int) -> None:
-        torch.default_generator.manual_seed(seed)  # torch.manual_seed calls this: no recursion
+    def set_rng_state_all(states: list[torch.Tensor]) -> None:
+        for device, state in enumerate(states):
+            generators.set_state(index(device), state)
 
     return {
-        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
-        "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
-        "get_rng_state_all": lambda: [torch.get_rng_state() for _ in range(sim.device_count)],
-        "set_rng_state_all": lambda states: torch.set_rng_state(states[-1]),
-        "manual_seed": seed_all,
-        "manual_seed_all": seed_all,
-        "seed": lambda: torch.default_generator.seed(),
-        "seed_all": lambda: torch.default_generator.seed(),
-        "initial_seed": lambda: torch.default_generator.initial_seed(),
+        "get_rng_state": lambda device="cuda": generators.get_state(index(device)),
+        "set_rng_state": lambda state, device="cuda": generators.set_state(index(device), state),
+        "get_rng_state_all": lambda: [generators.get_state(index(i)) for i in range(sim.device_count)],
+        "set_rng_state_all": set_rng_state_all,
+        "manual_seed": lambda seed: generators.manual_seed(sim.current, seed),
+        "manual_seed_all": generators.manual_seed_all,
+        "seed": lambda: generators.manual_seed(sim.current, torch.Generator().seed()),
+        "seed_all": lambda: generators.manual_seed_all(torch.Generator().seed()),
+        "initial_seed": lambda: generators.initial_seed(index()),
     }
 
 
@@ -91,9 +95,8 @@ def checked_device(sim: Simulation, device: Any) -> Any:
 
 
 def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
-    """The runner's own answers: lazy init, device properties, one generator per device with
-    CUDA-shaped states (runner.py). Entry points whose real ones start CUDA start it here too."""
-    generators = runner.generators
+    """The runner's own answers: lazy init, device properties, its generators (runner.py). Entry
+    points whose real ones start CUDA start it here too."""
 
     def index(device: Any = None) -> int:
         runner.start_cuda()
@@ -105,10 +108,6 @@ def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
     def synchronize(device: Any = None) -> None:
         index(device)  # starts CUDA, as the real one does
         sim.streams.synchronize(device)
-
-    def set_rng_state_all(states: list[torch.Tensor]) -> None:
-        for device, state in enumerate(states):
-            generators.set_state(index(device), state)
 
     def started(function: Callable[..., Any]) -> Callable[..., Any]:
         def starting(*args: Any, **kwargs: Any) -> Any:
@@ -126,15 +125,7 @@ def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
         "synchronize": synchronize,
         "current_stream": lambda device=None: sim.streams.current(index(device)),
         "default_stream": lambda device=None: sim.streams.default(index(device)),
-        "get_rng_state": lambda device="cuda": generators.get_state(index(device)),
-        "set_rng_state": lambda state, device="cuda": generators.set_state(index(device), state),
-        "get_rng_state_all": lambda: [generators.get_state(index(i)) for i in range(sim.device_count)],
-        "set_rng_state_all": set_rng_state_all,
-        "manual_seed": lambda seed: generators.manual_seed(sim.current, seed),
-        "manual_seed_all": generators.manual_seed_all,
-        "seed": lambda: generators.manual_seed(sim.current, torch.Generator().seed()),
-        "seed_all": lambda: generators.manual_seed_all(torch.Generator().seed()),
-        "initial_seed": lambda: generators.initial_seed(index()),
+        **generator_api(sim, index),
     }
 
 
@@ -159,7 +150,7 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         return previous
 
     api = {
-        **cpu_rng(sim),
+        **generator_api(sim, sim.index_of),
         "is_available": lambda: True,
         "is_initialized": lambda: True,  # the simulated CUDA has started: its context is open
         "device_count": lambda: sim.device_count,

@@ -193,18 +193,47 @@ def test_tensors_from_data_follow_cuda() -> None:
         assert torch.tensor([1.0, 2.0], device="cuda:1", requires_grad=True).requires_grad
 
 
-def test_cuda_rng_is_the_cpu_generator() -> None:
-    """Random ops draw from the CPU generator, so seeding either seeds the simulated device."""
+def test_a_cuda_draw_leaves_the_cpu_generator_as_it_was() -> None:
+    """A real GPU draws from a generator of its own: a CUDA draw in a test does not shift the CPU
+    draws after it (a CPU test's seeded numbers stay the same, simulated or not)."""
     with simulated_cuda():
         torch.manual_seed(3)
-        first = torch.rand(3, device="cuda:1")
-        torch.cuda.manual_seed_all(3)
-        with torch.random.fork_rng(devices=[0]):
-            torch.rand(5, device="cuda:0")
-        again = torch.rand(3, device="cuda:1")
-    assert torch.equal(real_cpu(first), real_cpu(again))
+        torch.rand(5, device="cuda:1")
+        torch.randn(2, 2, device="cuda:0")
+        after = torch.rand(3)
     torch.manual_seed(3)
-    assert torch.equal(real_cpu(first), torch.rand(3))
+    assert torch.equal(after, torch.rand(3))
+
+
+def test_each_device_draws_from_its_own_generator_seeded_as_the_cpu() -> None:
+    """cuda:0's draws do not shift cuda:1's; torch.manual_seed seeds every device, and a device
+    seeded alike gives the CPU's numbers (a simulated run compares with its CPU run under one
+    seed); fork_rng puts a device's state back; torch.cuda.manual_seed seeds the current device."""
+    torch.manual_seed(3)
+    cpu = torch.rand(3)
+    with simulated_cuda():
+        torch.manual_seed(3)
+        torch.rand(5, device="cuda:0")
+        first = torch.rand(3, device="cuda:1")
+        assert torch.equal(real_cpu(first), cpu)
+        with torch.random.fork_rng(devices=[1]):
+            torch.rand(5, device="cuda:1")
+        assert not torch.equal(real_cpu(torch.rand(3, device="cuda:1")), cpu)  # past `first`'s numbers
+        torch.cuda.set_device(1)
+        torch.cuda.manual_seed(3)
+        assert torch.equal(real_cpu(torch.rand(3, device="cuda:1")), cpu)
+        assert torch.cuda.initial_seed() == 3
+
+
+def test_a_shared_generator_is_one_stream_for_the_cpu_and_every_device() -> None:
+    """`shared_generator=True` (the harness's simulated oracles): the devices draw from the CPU's
+    generator, so a run gives the CPU's numbers under one seed whichever device each draw is on."""
+    torch.manual_seed(3)
+    cpu = torch.rand(6)
+    with simulated_cuda(shared_generator=True):
+        torch.manual_seed(3)
+        parts = (torch.rand(2), torch.rand(2, device="cuda:1"), torch.rand(2, device="cuda:0"))
+    assert torch.equal(torch.cat([real_cpu(part) for part in parts]), cpu)
 
 
 def test_module_to_moves_parameters_and_buffers_not_plain_attributes() -> None:
