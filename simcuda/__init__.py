@@ -48,8 +48,10 @@ locks no page) or speed. Known limits:
   without a GPU); once a real GPU was used in the process, such calls reach it: on a one-GPU
   machine CUDA's invalid ordinal, read as a refusal (seen on an H200); with a real `cuda:1` they
   would run there (argued, not run).
-- C++ entry points that reach CUDA without passing `torch.cuda._lazy_init` (legacy
-  `x.type(torch.cuda.FloatTensor)`) fail with PyTorch's own driver error.
+- C++ entry points that reach CUDA without passing `torch.cuda._lazy_init` and that no stand-in
+  covers fail with PyTorch's own driver error (legacy `x.type("torch.cuda.FloatTensor")` and
+  `torch.set_default_device("cuda")` are simulated; `set_default_tensor_type` of a CUDA type is
+  refused).
 - Inside a custom `torch.autograd.Function`'s forward the tensors are the CPU data: placement
   there is not checked (its outputs are shown on its inputs' device).
 """

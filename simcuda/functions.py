@@ -25,6 +25,7 @@ from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
 import torch
+import torch.utils._device as default_device
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_map
 
@@ -86,6 +87,23 @@ def _without_copy(positional: tuple) -> tuple[tuple, bool]:
     return (positional[:at], bool(positional[at])) if len(positional) > at else (positional, False)
 
 
+def legacy_cuda_dtype(name: Any) -> torch.dtype | None:
+    """The dtype a legacy CUDA type names (`"torch.cuda.DoubleTensor"`, `torch.cuda.HalfTensor`),
+    or None for anything else (a dtype, a CPU type). Another CUDA name gets the error a GPU's
+    torch raises (it starts CUDA first: without a GPU, "Found no NVIDIA driver"); a sparse one is
+    refused."""
+    if isinstance(name, type):
+        name = f"{name.__module__}.{name.__name__}"
+    if not isinstance(name, str) or not name.startswith("torch.cuda."):
+        return None
+    if name.startswith("torch.cuda.sparse."):
+        raise SimulationUnsupported("sparse tensors (a legacy sparse CUDA type)", name)
+    dtype = getattr(getattr(torch, name.removeprefix("torch.cuda."), None), "dtype", None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"invalid type: {name!r}")  # torch/csrc/utils/tensor_types.cpp
+    return dtype
+
+
 def _legacy_new(tensor: torch.Tensor, *args: Any) -> torch.Tensor:
     """`x.new(2, 3)`, `x.new(torch.Size)`, `x.new([data])`, `x.new()`: the same type and device."""
     if len(args) == 1 and not isinstance(args[0], (int, torch.Size)):
@@ -121,6 +139,7 @@ _AUTOGRAD_ABOVE = functools.reduce(
 # The factories shaped after a tensor: torch's bindings set the result's requires_grad themselves.
 _LIKE_FACTORIES = (torch.empty_like, torch.zeros_like, torch.ones_like, torch.full_like, torch.rand_like, torch.randn_like, torch.randint_like)
 _OPERATOR_TYPES = (torch._ops.OpOverloadPacket, torch._ops.OpOverload)
+_CONSTRUCTORS = default_device._device_constructors()  # those torch.set_default_device places
 # torch >= 2.14 can run a Python-level torch function's body with the mode that got it still on
 # (torch.overrides.redispatch_function); before, a mode's handler runs with the mode popped.
 _REDISPATCH = getattr(torch.overrides, "redispatch_function", None)
@@ -208,6 +227,7 @@ class SimulatedFunctions(TorchFunctionMode):
         self.handlers: dict[Callable, Callable] = {
             tensor.to: self._to,
             tensor.cuda: self._cuda,
+            tensor.type: self._type,
             tensor.backward: self._backward,
             torch.autograd.backward: self._backward,
             torch.autograd.grad: self._grad,
@@ -230,6 +250,11 @@ class SimulatedFunctions(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        default = default_device.CURRENT_DEVICE
+        if default is not None and default.type == "cuda" and kwargs.get("device") is None and func in _CONSTRUCTORS:
+            # torch.set_default_device("cuda"): its mode lies below this one and would name the real
+            # CUDA after this mode handed the call on.
+            kwargs = {**kwargs, "device": default}
         handler = self.handlers.get(func)
         if (handler is None or func in self.passable) and self._passes_through(args, kwargs):
             with torch._C._ExcludeDispatchKeyGuard(_MODE_KEYS):
@@ -337,6 +362,18 @@ class SimulatedFunctions(TorchFunctionMode):
             torch.ops.aten._to_copy.default,
             tensor, dtype=dtype, device=device, non_blocking=non_blocking, memory_format=memory_format or torch.preserve_format,
         )
+
+    def _type(self, func, args, kwargs):
+        """`x.type("torch.cuda.DoubleTensor")` (or the legacy class): a move, as the binding makes
+        it after starting CUDA itself: to the current device from another device type, else
+        keeping the tensor's own device. Any other `type()` call runs as torch runs it."""
+        tensor, rest = args[0], args[1:]
+        dtype = legacy_cuda_dtype(rest[0] if rest else kwargs.get("dtype"))
+        if dtype is None:
+            return func(*args, **kwargs)
+        target = tensor.device if tensor.device.type == "cuda" else torch.device("cuda", self.sim.current)
+        non_blocking = rest[1] if len(rest) > 1 else kwargs.get("non_blocking", False)
+        return self._move(tensor, target, dtype, non_blocking, None, False)
 
     def _new(self, func, args, kwargs):
         tensor, device = args[0], kwargs.get("device")

@@ -88,6 +88,20 @@ def generator_api(sim: Simulation, index: Callable[..., int]) -> dict[str, Any]:
     }
 
 
+def cuda_default_type_refused(real: Callable[[Any], None]) -> Callable[[Any], None]:
+    """`torch.set_default_tensor_type(torch.cuda.FloatTensor)` sets the process's default to the
+    real CUDA in C++, where it stays past the simulation: refused before anything is set (torch
+    deprecates it for `set_default_device("cuda")`, which is simulated). A CPU type runs."""
+
+    def set_default_tensor_type(kind: Any) -> None:
+        name = kind if isinstance(kind, str) else f"{kind.__module__}.{kind.__name__}"
+        if name.startswith("torch.cuda."):
+            raise SimulationUnsupported(f"a CUDA default tensor type ({name}: use torch.set_default_device)", caller_summary())
+        real(kind)
+
+    return set_default_tensor_type
+
+
 def checked_device(sim: Simulation, device: Any) -> Any:
     if isinstance(device, int) and not 0 <= device < sim.device_count:
         raise AssertionError("Invalid device id")  # torch.cuda.get_device_properties' text
@@ -412,6 +426,7 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets.append((torch.Tensor, "record_stream", lambda tensor, stream: sim.streams.record_stream(tensor, stream)))
     targets.append((torch, "load", simulated_load(torch.load)))
     targets.append((torch.jit, "trace", traced_outside(torch.jit.trace)))
+    targets.append((torch, "set_default_tensor_type", cuda_default_type_refused(torch.set_default_tensor_type)))
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
     targets += [(torch._C, name, value) for name, value in allocator_api(sim).items()]

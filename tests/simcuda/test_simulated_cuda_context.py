@@ -359,3 +359,51 @@ def test_meta_stays_meta_inside_the_context() -> None:
         assert {parameter.device.type for parameter in moved.parameters()} == {"meta"}
         assert torch.ones(2, device="cuda").to("meta").device.type == "meta"
         assert torch.empty(3, device="meta").device.type == "meta"
+
+
+LEGACY_TYPES = {
+    "a CPU tensor, by name": (lambda x, y: x.type("torch.cuda.DoubleTensor"), "cuda:1", torch.float64),
+    "a CPU tensor, by class": (lambda x, y: x.type(torch.cuda.HalfTensor), "cuda:1", torch.float16),
+    "a cuda:0 tensor keeps its device": (lambda x, y: y.type("torch.cuda.DoubleTensor"), "cuda:0", torch.float64),
+    "non_blocking by keyword": (lambda x, y: x.type("torch.cuda.IntTensor", non_blocking=True), "cuda:1", torch.int32),
+    "a CPU type back to the CPU": (lambda x, y: y.type("torch.FloatTensor"), "cpu", torch.float32),
+}
+
+
+@pytest.mark.parametrize(("convert", "where", "dtype"), LEGACY_TYPES.values(), ids=LEGACY_TYPES.keys())
+def test_a_legacy_cuda_type_moves_as_on_a_gpu(convert, where: str, dtype: torch.dtype) -> None:
+    """`x.type("torch.cuda.DoubleTensor")` starts CUDA in its binding and moves the tensor to the
+    current device (its own, when already on CUDA): simulated, never the real CUDA's driver error."""
+    with simulated_cuda() as sim:
+        sim.set_device(1)
+        x, y = torch.arange(3.0), torch.arange(3.0, device="cuda:0")
+        out = convert(x, y)
+        assert (out.device, out.dtype) == (torch.device(where), dtype)
+        assert real_cpu(out).tolist() == [0, 1, 2]
+        with pytest.raises(ValueError, match="invalid type: 'torch.cuda.FooTensor'"):
+            x.type("torch.cuda.FooTensor")
+
+
+def test_a_legacy_cuda_type_meeting_another_device_still_raises() -> None:
+    """The twin a GPU fails too: the moved tensor is on cuda:1, and cuda:0's tensor meets it."""
+    with simulated_cuda() as sim:
+        sim.set_device(1)
+        moved = torch.ones(2).type("torch.cuda.FloatTensor")
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            moved + torch.ones(2, device="cuda:0")
+
+
+def test_a_cuda_default_device_makes_factories_on_the_simulated_device() -> None:
+    """`torch.set_default_device("cuda")` puts a mode below the simulation's that would name the
+    real CUDA: the simulation's factories take it (the current device), an explicit CPU device
+    stays, and the default put back leaves the CPU as it was."""
+    with simulated_cuda() as sim:
+        sim.set_device(1)
+        torch.set_default_device("cuda")
+        try:
+            made = (torch.zeros(2), torch.tensor([1.0]), torch.arange(3), torch.rand(2))
+            assert {tensor.device for tensor in made} == {torch.device("cuda:1")}
+            assert torch.zeros(2, device="cpu").device == torch.device("cpu")
+        finally:
+            torch.set_default_device(None)
+        assert torch.zeros(1).device == torch.device("cpu")

@@ -215,6 +215,14 @@ def test_a_device_mix_inside_a_python_level_function_is_still_a_finding() -> Non
             assert "Expected all tensors to be on the same device" in str(raised.value)
 
 
+def test_a_cuda_default_tensor_type_is_refused_before_it_is_set() -> None:
+    """C++ would keep a CUDA default tensor type past the simulation, and every later factory of
+    the process would reach the real CUDA: refused before anything is set."""
+    with simulated_cuda(), pytest.raises(SimulationUnsupported, match="CUDA default tensor type"):
+        torch.set_default_tensor_type(torch.cuda.FloatTensor)
+    assert torch.zeros(1).device == torch.device("cpu")
+
+
 def test_the_lazy_init_stand_in_never_returns() -> None:
     """C++ remembers a `torch.cuda._lazy_init` that returned for the whole process: every later
     factory, in any thread and after the simulation, would go to the real CUDA. So the stand-in
