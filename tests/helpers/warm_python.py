@@ -1,10 +1,11 @@
 """`python -m <module> ...` for the self-tests, in a process forked from a warm one.
 
 Most self-tests start pytest (or `python -m reports`) anew, as a user types it, and each such
-process spends about 2.5 s of its 4 importing torch. `run()` takes the place of `subprocess.run`
-for those commands: a server process per test process imports torch (and numpy, Pillow, jinja2,
-pytest itself) once, never runs an op and starts no Python thread, then forks one child per
-command.
+process spends most of its time importing torch, torchvision and kornia (`pytest --bug
+kornia-2791`: 2.2-2.5 s forked from a server holding all three, 5.2-6.7 s from one holding torch
+alone). `run()` takes the place of `subprocess.run` for those commands: a server process per test
+process imports them (and numpy, Pillow, jinja2, pytest itself) once, never runs an op and starts
+no Python thread, then forks one child per command.
 The child becomes what `python -m <module> <args>` would have been: its own process group, the
 command's working directory and whole environment, `sys.path` as a fresh interpreter builds it
 from them (the directory, PYTHONPATH, then site-packages), stdin from /dev/null, stdout and
@@ -16,7 +17,7 @@ What a fresh interpreter does that a fork cannot, and where `run()` therefore st
 (so nothing it runs can differ): any command that is not `sys.executable -m <module>`; an
 environment whose Python start-up variables (PYTHON*, other than PYTHONPATH) differ from this
 process's, or which sets variables torch reads at import (TORCH*, PYTORCH*, OMP_*, MKL_*); a
-PYTHONPATH entry holding a module the server imported (another torch); stdin input. The one
+PYTHONPATH entry holding a module the server imported (another torch, a planted kornia); stdin input. The one
 difference left: the children share the server's string-hash seed instead of drawing their own.
 
 Plugins are not imported by the server: pytest rewrites assertions only in modules it imports
@@ -27,10 +28,14 @@ from __future__ import annotations
 
 import atexit
 import io
+import itertools
 import json
 import os
 import runpy
+import select
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -44,7 +49,7 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest import Pytester
 
-PRELOADED = ("torch", "numpy", "PIL.Image", "jinja2", "pytest")
+PRELOADED = ("torch", "torchvision", "kornia", "numpy", "PIL.Image", "jinja2", "pytest")
 # Set (to anything but empty), every command starts anew: to compare, or to rule the server out.
 COLD = "HARNESS_SELF_TESTS_COLD"
 # Read by torch (or the libraries it loads) at import; a child must get them from its own start.
@@ -69,6 +74,25 @@ def eligible(command: Sequence[str], env: Mapping[str, str], base_env: Mapping[s
     if any(env.get(name) != base_env.get(name) for name in startup):
         return False
     return not any(_holds_a_preloaded_module(Path(entry)) for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry)
+
+
+# Interpreter options a Popen'd Python may carry and still start forked (pytest-xdist's workers:
+# `-u -c <bootstrap>`; pytest-isolated's children: `-u -m pytest ...`).
+POPEN_OPTIONS = frozenset({"-u", "-B"})
+
+
+def popen_plan(args: object, env: Mapping[str, str] | None, base_env: Mapping[str, str]) -> tuple[list[str], list[str]] | None:
+    """(interpreter options, the rest) when a forked command's `Popen(args, env=env)` starts a
+    Python that a fork from the server runs the same: `sys.executable`, options among
+    POPEN_OPTIONS, then `-c CODE` or `-m MODULE`, an eligible environment; else None."""
+    if not isinstance(args, (list, tuple)) or not all(isinstance(arg, str) for arg in args) or not args or args[0] != sys.executable:
+        return None
+    options = list(itertools.takewhile(POPEN_OPTIONS.__contains__, args[1:]))
+    rest = list(args[1 + len(options) :])
+    if len(rest) < 2 or rest[0] not in ("-c", "-m"):
+        return None
+    environ = dict(os.environ if env is None else env)
+    return (options, rest) if eligible([sys.executable, "-m", "module"], environ, base_env) else None
 
 
 def _holds_a_preloaded_module(folder: Path) -> bool:
@@ -199,6 +223,13 @@ def pytester_popen(pytester: Pytester) -> Callable[..., Any]:
 
 # --- the server (this file run as a script) ---
 
+# The Unix socket a forked command's Popen'd Pythons reach the server through (made by _serve).
+_LISTENER: list[socket.socket] = []
+_SOCKET_PATH: list[str] = []
+_WAITERS: set[int] = set()  # forked to look after one Popen'd Python each (_start_worker)
+_LENGTH = struct.Struct("!I")
+_STATUS = struct.Struct("!i")  # an exit status, or a signal's number sent on to the worker
+
 
 def _serve() -> None:
     for name in PRELOADED:
@@ -209,32 +240,54 @@ def _serve() -> None:
     if threading.active_count() != 1:
         raise SystemExit("warm Python: importing the preloaded modules started a Python thread; forking would be unsafe")
     base_path = sys.path[1:]  # a fresh interpreter's, less its first entry (this script's folder)
+    base_env = dict(os.environ)
     answers = sys.stdout
-    for line in sys.stdin:
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            _become(request, base_path)
-        answers.write(json.dumps(_wait(pid, request["timeout"])) + "\n")
-        answers.flush()
+    # Removed in `finally`, not by atexit or a TemporaryDirectory (whose finalizer is an atexit
+    # hook): each forked child runs the interpreter's exit steps, and would remove it.
+    folder = Path(tempfile.mkdtemp(prefix="warm-python-"))
+    try:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(folder / "popen"))
+        listener.listen(16)
+        _LISTENER.append(listener)
+        _SOCKET_PATH.append(listener.getsockname())
+        for line in sys.stdin:
+            request = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                _become(request, base_path, base_env)
+            answers.write(json.dumps(_wait(pid, request["timeout"], base_path, base_env)) + "\n")
+            answers.flush()
+    finally:
+        (folder / "popen").unlink(missing_ok=True)
+        folder.rmdir()
 
 
-def _wait(pid: int, timeout: float | None) -> dict:
+def _wait(pid: int, timeout: float | None, base_path: list[str], base_env: dict[str, str]) -> dict:
+    """The command's exit, starting the Pythons it Popens meanwhile (_start_worker)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
+            _reap_waiters()
             return {"returncode": os.waitstatus_to_exitcode(status)}
         if deadline is not None and time.monotonic() > deadline:
             os.killpg(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             return {"timed_out": True}
-        time.sleep(_POLL)
+        if select.select(_LISTENER, [], [], _POLL)[0]:
+            _start_worker(_LISTENER[0].accept()[0], base_path, base_env)
+        _reap_waiters()
 
 
-def _become(request: dict, base_path: list[str]) -> None:
+def _reap_waiters() -> None:
+    for waiter in list(_WAITERS):
+        if os.waitpid(waiter, os.WNOHANG)[0]:
+            _WAITERS.discard(waiter)
+
+
+def _become(request: dict, base_path: list[str], base_env: dict[str, str]) -> None:
     """In the forked child: become `python -m <module> <arguments>`; never returns."""
-    code = 1
     try:
         os.setpgid(0, 0)
         for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
@@ -242,18 +295,35 @@ def _become(request: dict, base_path: list[str]) -> None:
             opened = os.open(path, flags)
             os.dup2(opened, fd)
             os.close(opened)
-        os.chdir(request["cwd"])
+    finally:
+        _LISTENER[0].close()  # the command reaches the server by the socket's path (_warm_popen)
+    _run_as_main(request["cwd"], request["env"], base_path, base_env, [request["module"], *request["arguments"]])
+
+
+def _run_as_main(cwd: str, env: dict[str, str], base_path: list[str], base_env: dict[str, str], command: list[str]) -> None:
+    """Become `python -m MODULE ARGS` (command: [MODULE, *ARGS]) or `python -c CODE ARGS` (["-c",
+    CODE, *ARGS]) in `cwd` with `env`, then the interpreter's exit steps; never returns. The
+    Pythons it Popens (xdist's workers, pytest-isolated's children) fork from the server too."""
+    code = 1
+    try:
+        subprocess.Popen = _warm_popen(_SOCKET_PATH[0], base_env)
+        os.chdir(cwd)
         os.environ.clear()
-        os.environ.update(request["env"])
-        pythonpath = [entry for entry in request["env"].get("PYTHONPATH", "").split(os.pathsep) if entry]
-        sys.path[:] = [os.getcwd(), *map(os.path.abspath, pythonpath), *base_path]
-        sys.argv = [request["module"], *request["arguments"]]
+        os.environ.update(env)
+        pythonpath = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+        # `python -m` puts the working directory first, `python -c` an empty string.
+        sys.path[:] = [os.getcwd() if command[0] != "-c" else "", *map(os.path.abspath, pythonpath), *base_path]
         try:
-            # `python -m` runs the module in the __main__ module's namespace: a fresh, empty one here,
-            # not this server's.
+            # A fresh, empty __main__ (not this server's), as the interpreter makes it.
             main = sys.modules["__main__"] = types.ModuleType("__main__")
-            main.__annotations__ = {}  # as the interpreter makes its __main__
-            runpy._run_module_as_main(request["module"], alter_argv=True)  # what `python -m` itself calls
+            main.__annotations__ = {}
+            if command[0] == "-c":
+                sys.argv = ["-c", *command[2:]]
+                main.__builtins__ = __builtins__
+                exec(compile(command[1], "<string>", "exec"), main.__dict__)
+            else:
+                sys.argv = command
+                runpy._run_module_as_main(command[0], alter_argv=True)  # what `python -m` itself calls
             code = 0
         except SystemExit as exit_:
             code = _exit_code(exit_.code)
@@ -269,6 +339,139 @@ def _become(request: dict, base_path: list[str]) -> None:
             except Exception:  # noqa: BLE001 - a closed stream: nothing left to write
                 pass
         os._exit(code)
+
+
+# --- a forked command's Popen'd Pythons ---
+
+
+def _warm_popen(socket_path: str, base_env: Mapping[str, str]) -> type[subprocess.Popen]:
+    """`subprocess.Popen` for a forked command: a Python that popen_plan accepts starts as a small
+    stand-in process (this file, `--popen`) that hands its stdin, stdout and stderr to the server,
+    which forks the Python from its warm state; the stand-in lives as long as that Python, passes
+    the signals it gets on to it, and ends with its exit status (a signal as the same signal), so
+    waiting, polling and killing it is waiting, polling and killing the Python."""
+
+    class WarmPopen(subprocess.Popen):
+        def __init__(self, args: Any, *positional: Any, **options: Any) -> None:
+            plain = not positional and not {"executable", "shell", "preexec_fn", "start_new_session", "process_group", "pass_fds"} & {
+                name for name, value in options.items() if value
+            }
+            if plain and popen_plan(args, options.get("env"), base_env) is not None:
+                args = [sys.executable, "-S", "-E", __file__, "--popen", socket_path, *args[1:]]
+            super().__init__(args, *positional, **options)
+
+    return WarmPopen
+
+
+def _start_worker(connection: socket.socket, base_path: list[str], base_env: dict[str, str]) -> None:
+    """A stand-in's request: fork a waiter, which forks the Python and looks after it."""
+    message, fds, _, _ = socket.recv_fds(connection, 1 << 16, 3)
+    while len(message) < _LENGTH.size or len(message) < _LENGTH.size + _LENGTH.unpack_from(message)[0]:
+        message += connection.recv(1 << 16)
+    request = json.loads(message[_LENGTH.size :])
+    waiter = os.fork()
+    if waiter:
+        _WAITERS.add(waiter)
+        connection.close()
+        for fd in fds:
+            os.close(fd)
+        return
+    try:
+        _LISTENER[0].close()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1):  # the server's request and answer pipes: only the server keeps them
+            os.dup2(devnull, fd)
+        worker = os.fork()
+        if worker == 0:
+            connection.close()
+            _become_worker(request, fds, base_path, base_env)
+        for fd in fds:
+            os.close(fd)
+        _look_after(worker, connection)
+    finally:
+        os._exit(1)  # only an error gets here: neither may return to the server's loop
+
+
+def _look_after(worker: int, connection: socket.socket) -> None:
+    """The waiter: pass the stand-in's signals on; its end (killed) ends the worker's process
+    group; the worker's end is sent back as its exit status. Never returns."""
+    while True:
+        done, status = os.waitpid(worker, os.WNOHANG)
+        if done:
+            try:
+                connection.sendall(_STATUS.pack(os.waitstatus_to_exitcode(status)))
+            except OSError:
+                pass  # the stand-in is gone already
+            os._exit(0)
+        if select.select([connection], [], [], _POLL)[0]:
+            received = connection.recv(_STATUS.size)
+            if len(received) < _STATUS.size:  # the stand-in was killed
+                os.killpg(worker, signal.SIGKILL)
+                os.waitpid(worker, 0)
+                os._exit(0)
+            os.kill(worker, _STATUS.unpack(received)[0])  # as a signal to a Popen'd child reaches it
+
+
+def _become_worker(request: dict, fds: list[int], base_path: list[str], base_env: dict[str, str]) -> None:
+    """The Popen'd Python: the stand-in's stdin, stdout and stderr, the options' streams; never returns."""
+    try:
+        os.setpgid(0, 0)
+        for target, fd in zip((0, 1, 2), fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        options, rest = request["options"], request["rest"]
+        sys.dont_write_bytecode = "-B" in options
+        unbuffered = "-u" in options
+        encoding, _, errors = request["env"].get("PYTHONIOENCODING", "").partition(":")
+        sys.stdin = sys.__stdin__ = io.TextIOWrapper(
+            io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding=encoding or None, errors=errors or None
+        )
+        sys.stdout = sys.__stdout__ = _output_stream(1, unbuffered, encoding or None, errors or "strict")
+        sys.stderr = sys.__stderr__ = _output_stream(2, unbuffered, encoding or None, "backslashreplace")
+    except BaseException:  # noqa: BLE001 - never back into the waiter's code
+        os._exit(1)
+    _run_as_main(request["cwd"], request["env"], base_path, base_env, rest if rest[0] == "-c" else rest[1:])
+
+
+def _output_stream(fd: int, unbuffered: bool, encoding: str | None, errors: str) -> io.TextIOWrapper:
+    """stdout or stderr as a fresh interpreter opens them: text over a buffer (stderr, and a
+    terminal, line-buffered), or with `-u` over the file itself, written through."""
+    raw = io.FileIO(fd, "wb", closefd=False)
+    line_buffered = fd == 2 or os.isatty(fd)
+    binary = raw if unbuffered else io.BufferedWriter(raw)
+    return io.TextIOWrapper(binary, encoding=encoding, errors=errors, write_through=unbuffered, line_buffering=line_buffered)
+
+
+def _stand_in(socket_path: str, args: list[str]) -> None:
+    """`--popen SOCKET ARGS`: hand this process's stdin, stdout and stderr and ARGS to the server,
+    pass signals on, end as the Python it started ends. Runs with -S -E: nothing imported but these."""
+    plan = popen_plan([sys.executable, *args], None, os.environ)
+    if plan is None:  # not a command the server forks after all: the interpreter itself
+        os.execv(sys.executable, [sys.executable, *args])
+    request = json.dumps({"options": plan[0], "rest": plan[1], "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(socket_path)
+    socket.send_fds(connection, [_LENGTH.pack(len(request)) + request], [0, 1, 2])
+
+    def pass_on(number: int, frame: object) -> None:
+        try:
+            connection.sendall(_STATUS.pack(number))
+        except OSError:
+            pass
+
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(number, pass_on)
+    received = b""
+    while len(received) < _STATUS.size:
+        chunk = connection.recv(_STATUS.size - len(received))
+        if not chunk:
+            os._exit(1)  # the server ended
+        received += chunk
+    status = _STATUS.unpack(received)[0]
+    if status < 0:
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    os._exit(status)
 
 
 def _print_from_the_module(error: BaseException) -> None:
@@ -292,4 +495,7 @@ def _exit_code(code: object) -> int:
 
 
 if __name__ == "__main__":
-    _serve()
+    if sys.argv[1:2] == ["--popen"]:
+        _stand_in(sys.argv[2], sys.argv[3:])
+    else:
+        _serve()

@@ -1,10 +1,13 @@
 """helpers/warm_python.py, which most sessions of these self-tests run through: a command forked
 from the warm server gives what the same command started anew gives (output, exit status, a
 signal, an exception's traceback, atexit and thread endings), a timeout ends the command's whole
-process group, and every command a fork could run differently is started anew."""
+process group, and every command a fork could run differently is started anew. So do the Pythons
+such a command Popens (pytest-xdist's workers, pytest-isolated's children): their stand-in's
+pipes, exit status and signal are the Python's, and killing it kills the Python."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -39,6 +42,41 @@ if mode == "sleep-with-a-child":
 print("to stderr", file=sys.stderr)
 '''
 
+# A command that Popens a Python as pytest-xdist does (`-u -c CODE`, its pipes), then reports it.
+POPEN_PROBE = '''
+import json, os, subprocess, sys, time
+mode = sys.argv[1]
+code = """
+import json, os, sys, time
+line = sys.stdin.readline()
+print(json.dumps({"got": line.strip(), "argv": sys.argv, "path0": sys.path[0], "name": __name__, "cwd": os.getcwd(),
+                  "env": os.environ.get("PROBE_CHILD"), "pid": os.getpid(), "unbuffered": sys.stdout.write_through,
+                  "torch imported": "torch" in sys.modules}))
+sys.stdout.flush()
+print("to stderr", file=sys.stderr)
+if sys.argv[1] == "segfault":
+    import signal
+    os.kill(os.getpid(), signal.SIGSEGV)
+if sys.argv[1] == "sleep":
+    time.sleep(60)
+sys.exit(7)
+"""
+child = subprocess.Popen([sys.executable, "-u", "-c", code, mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env={**os.environ, "PROBE_CHILD": "yes"})
+if mode == "sleep":
+    child.stdin.write(b"go\\n")
+    child.stdin.flush()
+    pid = json.loads(child.stdout.readline())["pid"]
+    child.kill()
+    status = child.wait()
+    time.sleep(0.2)
+    gone = not os.path.exists(f"/proc/{pid}") or "zombie" in open(f"/proc/{pid}/status").read().lower()
+    print(status, gone)
+else:
+    out, err = child.communicate(b"hello\\n", timeout=60)
+    print(out.decode(), err.decode(), child.returncode)
+'''
+
 
 @pytest.fixture(autouse=True)
 def warm(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -51,6 +89,7 @@ def probe(tmp_path: Path) -> dict[str, str]:
     """An environment whose PYTHONPATH holds the `probe` module."""
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "probe.py").write_text(PROBE, encoding="utf-8")
+    (tmp_path / "lib" / "popen_probe.py").write_text(POPEN_PROBE, encoding="utf-8")
     return {**os.environ, "PYTHONPATH": str(tmp_path / "lib"), "PROBE_VALUE": "1"}
 
 
@@ -61,6 +100,43 @@ def test_a_forked_command_gives_what_a_fresh_one_gives(probe: dict[str, str], tm
     warm = warm_python.run(command, cwd=tmp_path, env=probe, timeout=60)
     assert (warm.returncode, warm.stdout, warm.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
     assert warm_python.eligible(command, probe, warm_python._CLIENT._base_env)  # it did run forked
+
+
+@pytest.mark.parametrize("mode", ["plain", "segfault"])
+def test_a_python_a_forked_command_popens_gives_what_a_fresh_one_gives(probe: dict[str, str], tmp_path: Path, mode: str) -> None:
+    """Its argv, `sys.path[0]`, `__main__`, working directory, environment, unbuffered stdout (`-u`),
+    pipes both ways, exit status and signal, as pytest-xdist's workers need them."""
+    command = [sys.executable, "-m", "popen_probe", mode]
+    fresh = subprocess.run(command, cwd=tmp_path, env=probe, capture_output=True, text=True, timeout=60, check=False)
+    warm = warm_python.run(command, cwd=tmp_path, env=probe, timeout=60)
+    fresh_child, warm_child = (json.loads(done.stdout.splitlines()[0]) for done in (fresh, warm))
+    assert fresh_child.pop("pid") != warm_child.pop("pid")
+    assert (fresh_child.pop("torch imported"), warm_child.pop("torch imported")) == (False, True)  # forked from the server
+    assert (warm_child, warm.stdout.splitlines()[1:], warm.stderr) == (fresh_child, fresh.stdout.splitlines()[1:], fresh.stderr)
+
+
+def test_killing_a_popened_python_kills_it(probe: dict[str, str], tmp_path: Path) -> None:
+    """pytest-xdist and pytest-isolated end a worker with Popen.kill(): its stand-in dies, and the
+    Python forked for it with it (-9, as for a fresh one)."""
+    warm = warm_python.run([sys.executable, "-m", "popen_probe", "sleep"], cwd=tmp_path, env=probe, timeout=60)
+    assert warm.stdout.split() == ["-9", "True"], warm.stdout + warm.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "changes", "forked"),
+    [
+        (["-u", "-c", "pass"], {}, True),  # pytest-xdist's worker
+        (["-u", "-m", "pytest", "-q"], {}, True),  # pytest-isolated's child
+        (["-B", "-c", "pass"], {}, True),
+        (["-X", "dev", "-c", "pass"], {}, False),  # an interpreter option it does not play
+        (["script.py"], {}, False),
+        (["-c", "pass"], {"PYTHONHASHSEED": "7"}, False),
+    ],
+)
+def test_a_popened_python_a_fork_could_run_differently_starts_anew(arguments: list[str], changes: dict[str, str], forked: bool) -> None:
+    base = {name: value for name, value in os.environ.items() if not name.startswith("PYTHONHASHSEED")}
+    assert (warm_python.popen_plan([sys.executable, *arguments], {**base, **changes}, base) is not None) is forked
+    assert warm_python.popen_plan(["/usr/bin/python3", *arguments], base, base) is None
 
 
 def test_a_timeout_ends_the_command_and_its_children(probe: dict[str, str], tmp_path: Path) -> None:
