@@ -10,8 +10,10 @@ import functools
 import multiprocessing.context
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -100,6 +102,49 @@ def cuda_default_type_refused(real: Callable[[Any], None]) -> Callable[[Any], No
         real(kind)
 
     return set_default_tensor_type
+
+
+_PACKAGE = str(Path(__file__).parent)
+_HANDLER_ENTRY = torch.overrides.handle_torch_function.__code__
+_REDISPATCH = getattr(getattr(torch.overrides, "redispatch_function", None), "__code__", None)
+
+
+def _ours(frame: FrameType) -> bool:
+    return frame.f_code.co_filename.startswith(_PACKAGE) or frame.f_code is _REDISPATCH
+
+
+def caller_without_the_simulation(frame: FrameType) -> FrameType | None:
+    """The frame that called `frame` as it would be without the simulation: past the function
+    mode's frames, torch's handler entry that called it, and the outer call of the same Python
+    function that entered the handler (`F.softmax` runs twice: once to reach the mode, once as
+    its body)."""
+    back = frame.f_back
+    if back is None or not _ours(back):
+        return back
+    while back is not None and _ours(back):
+        back = back.f_back
+    if back is not None and back.f_code is _HANDLER_ENTRY:
+        back = back.f_back
+    if back is not None and back.f_code is frame.f_code:
+        back = back.f_back
+    return back
+
+
+def warn_naming_the_caller(real: Callable[..., None]) -> Callable[..., None]:
+    """`warnings.warn` whose `stacklevel` counts the frames a run without the simulation has: a
+    torch Python function's deprecation (`stacklevel=2` or more) names the test's line, not the
+    function mode's, so pytest's summary and a filter by module read it as on a GPU."""
+
+    def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None) -> None:
+        start = target = sys._getframe(1)
+        for _ in range(max(stacklevel, 1) - 1):
+            target = caller_without_the_simulation(target) if target is not None else None
+        depth, frame = 1, start
+        while frame is not None and frame is not target:
+            frame, depth = frame.f_back, depth + 1
+        real(message, category, (depth if frame is not None else stacklevel) + 1, source)
+
+    return warn
 
 
 def checked_device(sim: Simulation, device: Any) -> Any:
@@ -427,6 +472,7 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets.append((torch, "load", simulated_load(torch.load)))
     targets.append((torch.jit, "trace", traced_outside(torch.jit.trace)))
     targets.append((torch, "set_default_tensor_type", cuda_default_type_refused(torch.set_default_tensor_type)))
+    targets.append((warnings, "warn", warn_naming_the_caller(warnings.warn)))
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
     targets += [(torch._C, name, value) for name, value in allocator_api(sim).items()]

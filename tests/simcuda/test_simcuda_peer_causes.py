@@ -5,8 +5,10 @@ equal the CPU run, and stay on the simulated device."""
 from __future__ import annotations
 
 import copy
+import inspect
 import io
 import pickle
+import warnings
 
 import pytest
 import torch
@@ -406,3 +408,19 @@ def test_a_trace_of_cpu_tensors_made_inside_runs_as_made_without_the_simulation(
 def test_a_trace_of_a_simulated_tensor_is_refused() -> None:
     with simulated_cuda(2), pytest.raises(SimulationUnsupported, match="TorchScript tracing of a simulated tensor"):
         torch.jit.trace(SelfLoops(), (torch.randn(4, 16, device=DEVICE), torch.tensor([[0, 1], [1, 0]], device=DEVICE)))
+
+
+def test_a_torch_python_warning_names_the_callers_line() -> None:
+    """`F.softmax` without `dim` warns from Python (stacklevel 3): inside the simulation the call
+    reaches the function mode first, and the warning named torch's or simcuda's frames; it names
+    this file's line, as on a GPU. A warning at stacklevel 1 stays where it was raised."""
+    with simulated_cuda(), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        x = torch.rand(2, 3, device="cuda:1")
+        torch.nn.functional.softmax(x)  # the line the warning names
+        line = inspect.currentframe().f_lineno - 1
+        warnings.warn("raised here", stacklevel=1)
+    (implicit, here) = seen
+    assert (implicit.filename, implicit.lineno) == (__file__, line), (implicit.filename, implicit.lineno)
+    assert "Implicit dimension choice for softmax" in str(implicit.message)
+    assert (here.filename, here.lineno) == (__file__, line + 2)
