@@ -295,8 +295,9 @@ def _become(request: dict, base_path: list[str], base_env: dict[str, str]) -> No
             opened = os.open(path, flags)
             os.dup2(opened, fd)
             os.close(opened)
-    finally:
         _LISTENER[0].close()  # the command reaches the server by the socket's path (_warm_popen)
+    except BaseException:  # noqa: BLE001 - never back into the server's loop
+        os._exit(1)
     _run_as_main(request["cwd"], request["env"], base_path, base_env, [request["module"], *request["arguments"]])
 
 
@@ -404,12 +405,23 @@ def _look_after(worker: int, connection: socket.socket) -> None:
                 pass  # the stand-in is gone already
             os._exit(0)
         if select.select([connection], [], [], _POLL)[0]:
-            received = connection.recv(_STATUS.size)
-            if len(received) < _STATUS.size:  # the stand-in was killed
+            received = _read_exactly(connection, _STATUS.size)
+            if received is None:  # the stand-in was killed
                 os.killpg(worker, signal.SIGKILL)
                 os.waitpid(worker, 0)
                 os._exit(0)
             os.kill(worker, _STATUS.unpack(received)[0])  # as a signal to a Popen'd child reaches it
+
+
+def _read_exactly(connection: socket.socket, size: int) -> bytes | None:
+    """`size` bytes, or None when the other end closed first."""
+    received = b""
+    while len(received) < size:
+        chunk = connection.recv(size - len(received))
+        if not chunk:
+            return None
+        received += chunk
+    return received
 
 
 def _become_worker(request: dict, fds: list[int], base_path: list[str], base_env: dict[str, str]) -> None:
@@ -461,12 +473,9 @@ def _stand_in(socket_path: str, args: list[str]) -> None:
 
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(number, pass_on)
-    received = b""
-    while len(received) < _STATUS.size:
-        chunk = connection.recv(_STATUS.size - len(received))
-        if not chunk:
-            os._exit(1)  # the server ended
-        received += chunk
+    received = _read_exactly(connection, _STATUS.size)
+    if received is None:
+        os._exit(1)  # the server ended
     status = _STATUS.unpack(received)[0]
     if status < 0:
         signal.signal(-status, signal.SIG_DFL)
