@@ -1,11 +1,13 @@
 """`python -m <module> ...` for the self-tests, in a process forked from a warm one.
 
 Most self-tests start pytest (or `python -m reports`) anew, as a user types it, and each such
-process spends most of its time importing torch, torchvision and kornia (`pytest --bug
-kornia-2791`: 2.2-2.5 s forked from a server holding all three, 5.2-6.7 s from one holding torch
-alone). `run()` takes the place of `subprocess.run` for those commands: a server process per test
-process imports them (and numpy, Pillow, jinja2, pytest itself) once, never runs an op and starts
-no Python thread, then forks one child per command.
+process spends most of its time importing torch and torchvision (`pytest --bug kornia-2791`:
+1.8-2.2 s forked from a server holding both, 5.2-6.7 s from one holding torch alone). `run()`
+takes the place of `subprocess.run` for those commands: a server process per test process imports
+them (and numpy, Pillow, jinja2, pytest itself) once, never runs an op and starts no Python
+thread, then forks one child per command. Not kornia: its import adds little after torchvision's,
+and a planted kornia on PYTHONPATH (the fault tests, bisect's commits) would send every such
+command to a fresh interpreter.
 The child becomes what `python -m <module> <args>` would have been: its own process group, the
 command's working directory and whole environment, `sys.path` as a fresh interpreter builds it
 from them (the directory, PYTHONPATH, then site-packages), stdin from /dev/null, stdout and
@@ -17,8 +19,18 @@ What a fresh interpreter does that a fork cannot, and where `run()` therefore st
 (so nothing it runs can differ): any command that is not `sys.executable -m <module>`; an
 environment whose Python start-up variables (PYTHON*, other than PYTHONPATH) differ from this
 process's, or which sets variables torch reads at import (TORCH*, PYTORCH*, OMP_*, MKL_*); a
-PYTHONPATH entry holding a module the server imported (another torch, a planted kornia); stdin input. The one
-difference left: the children share the server's string-hash seed instead of drawing their own.
+PYTHONPATH entry holding a module the server imported (another torch, a planted torchvision);
+stdin input. The differences left: the children share the server's string-hash seed instead of
+drawing their own, and the preloaded modules' objects sit in the garbage collector's permanent
+generation (`gc.freeze()`), never collected.
+
+The Pythons a forked command starts itself the same way (pytest-xdist's workers `-u -c ...`,
+pytest-isolated's children `-u -m pytest ...`, a `python -m pytest` the harness runs) fork from the
+server too: in a forked command `subprocess.Popen` starts, for such a Python, a small stand-in
+process (this file with `--popen`) that hands its stdin, stdout and stderr to the server over a
+Unix socket; a waiter forked from the server forks the Python, passes on the signals the stand-in
+gets, kills the Python when the stand-in is killed, and sends back its exit status, with which the
+stand-in ends (a signal as the same signal).
 
 Plugins are not imported by the server: pytest rewrites assertions only in modules it imports
 itself, and warns when a plugin was imported before it.
@@ -27,6 +39,7 @@ itself, and warns when a plugin was imported before it.
 from __future__ import annotations
 
 import atexit
+import gc
 import io
 import itertools
 import json
@@ -49,7 +62,7 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest import Pytester
 
-PRELOADED = ("torch", "torchvision", "kornia", "numpy", "PIL.Image", "jinja2", "pytest")
+PRELOADED = ("torch", "torchvision", "numpy", "PIL.Image", "jinja2", "pytest")
 # Set (to anything but empty), every command starts anew: to compare, or to rule the server out.
 COLD = "HARNESS_SELF_TESTS_COLD"
 # Read by torch (or the libraries it loads) at import; a child must get them from its own start.
@@ -241,6 +254,10 @@ def _serve() -> None:
         raise SystemExit("warm Python: importing the preloaded modules started a Python thread; forking would be unsafe")
     base_path = sys.path[1:]  # a fresh interpreter's, less its first entry (this script's folder)
     base_env = dict(os.environ)
+    # The preloaded modules' objects out of every later collection: a child's first collection
+    # would otherwise write to each of them and copy nearly every page the fork shares (measured
+    # on the README-options and plugin sessions: 0.66x the time with it, 0.88x without).
+    gc.freeze()
     answers = sys.stdout
     # Removed in `finally`, not by atexit or a TemporaryDirectory (whose finalizer is an atexit
     # hook): each forked child runs the interpreter's exit steps, and would remove it.
