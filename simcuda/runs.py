@@ -86,6 +86,7 @@ class SimulatedRun:
         refused = sorted(set(self.simulation.refusals))
         return {
             "device": str(self.device),
+            "named": sorted(self.named),  # the simulated devices its own parameters ran it on too
             "outcome": final_outcome(self.outcomes, bool(refused)),
             "refused": refused,
             "foreign": [

@@ -16,7 +16,7 @@ def summary_document(records: dict[str, dict]) -> dict:
     refused = Counter(feature for record in records.values() for feature in record["refused"])
     return {
         "simcuda_schema_version": 1,
-        "devices": sorted({record["device"] for record in records.values()}),
+        "devices": sorted({device for record in records.values() for device in (record["device"], *record.get("named", ()))}),
         "tests": len(records),
         **{outcome: outcomes.get(outcome, 0) for outcome in OUTCOMES},
         "refused_by_feature": dict(refused.most_common()),

@@ -284,6 +284,8 @@ def test_a_device_the_test_names_is_asked_for(pytester: pytest.Pytester) -> None
         "test_named.py::test_the_library_chooses_cuda0_itself[cuda:1]": "FAILED",
     }, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*torch.arange * on cuda:0 at *namedlib.py*"])
+    # The summary names both simulated devices the tests ran on, not only the run's cuda:1.
+    result.stdout.fnmatch_lines(["4 tests run on the simulated cuda:0, cuda:1: 3 passed, 1 failed"])
 
 
 # Expected failures, by marker or by pytest.xfail() in the body, are counted as pytest counts them;
