@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import multiprocessing.context
+import os
 import sys
 import threading
 import warnings
@@ -104,7 +105,7 @@ def cuda_default_type_refused(real: Callable[[Any], None]) -> Callable[[Any], No
     return set_default_tensor_type
 
 
-_PACKAGE = str(Path(__file__).parent)
+_PACKAGE = str(Path(__file__).parent) + os.sep
 _HANDLER_ENTRY = torch.overrides.handle_torch_function.__code__
 _REDISPATCH = getattr(getattr(torch.overrides, "redispatch_function", None), "__code__", None)
 
@@ -135,7 +136,10 @@ def warn_naming_the_caller(real: Callable[..., None]) -> Callable[..., None]:
     torch Python function's deprecation (`stacklevel=2` or more) names the test's line, not the
     function mode's, so pytest's summary and a filter by module read it as on a GPU."""
 
-    def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None) -> None:
+    def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None, **options: Any) -> None:
+        if options:  # Python 3.12's skip_file_prefixes: the caller chose the frames itself
+            real(message, category, stacklevel + 1, source, **options)
+            return
         start = target = sys._getframe(1)
         for _ in range(max(stacklevel, 1) - 1):
             target = caller_without_the_simulation(target) if target is not None else None
