@@ -87,14 +87,13 @@ def _without_copy(positional: tuple) -> tuple[tuple, bool]:
     return (positional[:at], bool(positional[at])) if len(positional) > at else (positional, False)
 
 
-def legacy_cuda_dtype(name: Any) -> torch.dtype | None:
+def legacy_cuda_dtype(kind: Any) -> torch.dtype | None:
     """The dtype a legacy CUDA type names (`"torch.cuda.DoubleTensor"`, `torch.cuda.HalfTensor`),
     or None for anything else (a dtype, a CPU type). Another CUDA name gets the error a GPU's
     torch raises (it starts CUDA first: without a GPU, "Found no NVIDIA driver"); a sparse one is
     refused."""
-    if isinstance(name, type):
-        name = f"{name.__module__}.{name.__name__}"
-    if not isinstance(name, str) or not name.startswith("torch.cuda."):
+    name = rules.legacy_cuda_type(kind)
+    if name is None:
         return None
     if name.startswith("torch.cuda.sparse."):
         raise SimulationUnsupported("sparse tensors (a legacy sparse CUDA type)", name)

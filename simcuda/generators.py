@@ -84,7 +84,7 @@ class DeviceGenerators:
 
 
 class SharedWithCpu:
-    """Every simulated device draws from the CPU's generator, as `DeviceGenerators` answers: one
+    """`DeviceGenerators`' answers for devices that all draw from the CPU's generator: one
     stream, so a simulated run gives its CPU run's numbers under one seed whichever device each
     draw is on (the harness's simulated oracles compare so). Not a GPU's behaviour: opt-in."""
 

@@ -40,11 +40,10 @@ class Quiet:
 
 class Simulation:
     """The state of one `simulated_cuda()` context: device count, current device, the log of every
-    tensor made, and every feature it refused (SimulationUnsupported, caught or not), and its
-    devices' CUDA generators (fresh, as in a process whose CUDA just started; `shared_generator`:
-    the CPU's, generators.SharedWithCpu). A runner's
-    simulation (runner.py) counts its devices as the runner sees them, draws from the runner's
-    generators and keeps no log: it lasts a whole session."""
+    tensor made, every feature it refused (SimulationUnsupported, caught or not), and its devices'
+    CUDA generators (fresh, as in a process whose CUDA just started; `shared_generator`: the CPU's,
+    generators.SharedWithCpu). A runner's simulation (runner.py) counts its devices as the runner
+    sees them, draws from the runner's generators and keeps no log: it lasts a whole session."""
 
     def __init__(self, device_count: int | Callable[[], int], runner: Runner | None = None, shared_generator: bool = False) -> None:
         self._device_count = device_count

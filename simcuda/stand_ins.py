@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.utils._pytree import tree_leaves, tree_map
 
+from simcuda import rules
 from simcuda.allocations import caller_summary
 from simcuda.devices import device_properties
 from simcuda.graphs import simulated_compile
@@ -97,8 +98,7 @@ def cuda_default_type_refused(real: Callable[[Any], None]) -> Callable[[Any], No
     deprecates it for `set_default_device("cuda")`, which is simulated). A CPU type runs."""
 
     def set_default_tensor_type(kind: Any) -> None:
-        name = kind if isinstance(kind, str) else f"{kind.__module__}.{kind.__name__}"
-        if name.startswith("torch.cuda."):
+        if (name := rules.legacy_cuda_type(kind)) is not None:
             raise SimulationUnsupported(f"a CUDA default tensor type ({name}: use torch.set_default_device)", caller_summary())
         real(kind)
 
@@ -134,7 +134,10 @@ def caller_without_the_simulation(frame: FrameType) -> FrameType | None:
 def warn_naming_the_caller(real: Callable[..., None]) -> Callable[..., None]:
     """`warnings.warn` whose `stacklevel` counts the frames a run without the simulation has: a
     torch Python function's deprecation (`stacklevel=2` or more) names the test's line, not the
-    function mode's, so pytest's summary and a filter by module read it as on a GPU."""
+    function mode's, so pytest's summary and a filter by module read it as on a GPU. A simulation
+    opened inside another wraps warnings' own `warn`, not the outer stand-in, which would count
+    the frames again."""
+    real = getattr(real, "__wrapped__", real)
 
     def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None, **options: Any) -> None:
         if options:  # Python 3.12's skip_file_prefixes: the caller chose the frames itself
@@ -148,6 +151,7 @@ def warn_naming_the_caller(real: Callable[..., None]) -> Callable[..., None]:
             frame, depth = frame.f_back, depth + 1
         real(message, category, (depth if frame is not None else stacklevel) + 1, source)
 
+    warn.__wrapped__ = real
     return warn
 
 

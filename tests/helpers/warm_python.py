@@ -79,6 +79,13 @@ def eligible(command: Sequence[str], env: Mapping[str, str], base_env: Mapping[s
         return False
     if command[1] == "-m" and len(command) < 3:
         return False
+    return forkable_environment(env, base_env)
+
+
+def forkable_environment(env: Mapping[str, str], base_env: Mapping[str, str]) -> bool:
+    """Whether a Python started with `env` starts as one forked from a server started with
+    `base_env` would: the same start-up and import-time variables, no PYTHONPATH holding another
+    copy of a preloaded module."""
     startup = {
         name for name in {*env, *base_env}
         if (name.startswith("PYTHON") and name != "PYTHONPATH")
@@ -104,8 +111,8 @@ def popen_plan(args: object, env: Mapping[str, str] | None, base_env: Mapping[st
     rest = list(args[1 + len(options) :])
     if len(rest) < 2 or rest[0] not in ("-c", "-m"):
         return None
-    environ = dict(os.environ if env is None else env)
-    return (options, rest) if eligible([sys.executable, "-m", "module"], environ, base_env) else None
+    forkable = not os.environ.get(COLD) and forkable_environment(os.environ if env is None else env, base_env)
+    return (options, rest) if forkable else None
 
 
 def _holds_a_preloaded_module(folder: Path) -> bool:

@@ -4,6 +4,7 @@ equal the CPU run, and stay on the simulated device."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import io
@@ -410,11 +411,14 @@ def test_a_trace_of_a_simulated_tensor_is_refused() -> None:
         torch.jit.trace(SelfLoops(), (torch.randn(4, 16, device=DEVICE), torch.tensor([[0, 1], [1, 0]], device=DEVICE)))
 
 
-def test_a_torch_python_warning_names_the_callers_line() -> None:
+@pytest.mark.parametrize("nested", [False, True], ids=["one simulation", "one inside another"])
+def test_a_torch_python_warning_names_the_callers_line(nested: bool) -> None:
     """`F.softmax` without `dim` warns from Python (stacklevel 3): inside the simulation the call
     reaches the function mode first, and the warning named torch's or simcuda's frames; it names
-    this file's line, as on a GPU. A warning at stacklevel 1 stays where it was raised."""
-    with simulated_cuda(), warnings.catch_warnings(record=True) as seen:
+    this file's line, as on a GPU, in a simulation inside another too (a simcuda:N test on the
+    runner). A warning at stacklevel 1 stays where it was raised."""
+    outer = simulated_cuda() if nested else contextlib.nullcontext()
+    with outer, simulated_cuda(), warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         x = torch.rand(2, 3, device="cuda:1")
         torch.nn.functional.softmax(x)  # the line the warning names

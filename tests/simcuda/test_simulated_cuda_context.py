@@ -380,8 +380,16 @@ def test_a_legacy_cuda_type_moves_as_on_a_gpu(convert, where: str, dtype: torch.
         out = convert(x, y)
         assert (out.device, out.dtype) == (torch.device(where), dtype)
         assert real_cpu(out).tolist() == [0, 1, 2]
+
+
+def test_an_unknown_legacy_cuda_type_is_torchs_error_and_a_sparse_one_refused() -> None:
+    """A name no CUDA type has gets the error a GPU's torch raises; a sparse CUDA type is refused
+    (sparse tensors are not simulated), never the real CUDA's driver error."""
+    with simulated_cuda():
         with pytest.raises(ValueError, match="invalid type: 'torch.cuda.FooTensor'"):
-            x.type("torch.cuda.FooTensor")
+            torch.arange(3.0).type("torch.cuda.FooTensor")
+        with pytest.raises(SimulationUnsupported, match="legacy sparse CUDA type"):
+            torch.arange(3.0).type("torch.cuda.sparse.FloatTensor")
 
 
 def test_a_legacy_cuda_type_meeting_another_device_still_raises() -> None:
