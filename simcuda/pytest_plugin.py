@@ -40,6 +40,7 @@ from simcuda.devices import RUNNER_ENV, RunnerConfigError, describe_runner, runn
 from simcuda.unsupported import REAL_CUDA_REACHED, log_refusal, reached_real_cuda
 
 if TYPE_CHECKING:
+    from simcuda.runner import Runner
     from simcuda.runs import SimulatedRun
 
 DEFAULT_DEVICE = "cuda:1"
@@ -230,19 +231,42 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
     return simulated
 
 
+def _note_refusals(item: pytest.Item, run: SimulatedRun | Runner, when: str, error: BaseException | None) -> None:
+    """The phase's first refused feature into the item's stash (the run's refusals read)."""
+    if error is not None and reached_real_cuda(error):
+        log_refusal(REAL_CUDA_REACHED)  # the run's context is still open: its log takes it
+    refused = run.new_refusals()
+    if refused and when != "teardown":
+        item.stash.setdefault(_PHASE_REFUSAL, {}).setdefault(when, refused[0])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """A call the simulation refused ends in pytest's own skip, raised here: pytest then reports
+    it without formatting the refused call's traceback (deep in torch: 50 ms a test on the
+    simulated runner), which the skip's report would throw away."""
+    try:
+        return (yield)
+    except Exception as error:
+        if (run := run_of(item) or running()) is not None:
+            _note_refusals(item, run, "call", error)
+        if phase_refusal(item, "call") is None:
+            raise
+    # Raised outside the handler, so the refused call's error is not its context (which
+    # reached_real_cuda would read again).
+    raise pytest.skip.Exception(f"simulated CUDA cannot run this: {phase_refusal(item, 'call')}")
+
+
 @pytest.hookimpl(wrapper=True, trylast=True)  # innermost: other plugins see the outcome it sets
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report: pytest.TestReport = yield
     run = run_of(item) or running()  # a simcuda:N test's own simulation, else the runner's
     if run is None:
         return report
-    if call.excinfo is not None and reached_real_cuda(call.excinfo.value):
-        log_refusal(REAL_CUDA_REACHED)  # the run's context is still open: its log takes it
-    refused = run.new_refusals()
-    if refused and call.when != "teardown":
-        item.stash.setdefault(_PHASE_REFUSAL, {})[call.when] = refused[0]
+    _note_refusals(item, run, call.when, call.excinfo.value if call.excinfo is not None else None)
+    if (refused := phase_refusal(item, call.when)) is not None:
         report.outcome = "skipped"
-        report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"simulated CUDA cannot run this: {refused[0]}")
+        report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"simulated CUDA cannot run this: {refused}")
     elif call.when == "call" and run is run_of(item):
         _judge_foreign_allocations(run, report)
     return report

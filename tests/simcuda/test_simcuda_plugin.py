@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import _pytest.nodes
 import pytest
 import torch
 
@@ -443,3 +444,34 @@ def test_the_driver_error_is_a_refusal_wherever_errors_are_sorted() -> None:
     except RuntimeError as wrapped:
         assert is_refusal(wrapped)
     assert not is_refusal(RuntimeError("index 2 is out of bounds for dimension 0 with size 2"))
+
+
+REFUSED_AND_FAILED = '''
+import torch
+
+
+def test_refused():
+    torch.cuda.CUDAGraph()
+
+
+def test_fails():
+    assert torch.ones(1, device="cuda").sum() == 2
+'''
+
+
+def test_a_refused_call_is_a_skip_whose_traceback_is_never_formatted(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The skip throws the refused call's traceback away: formatting it (deep in torch's frames)
+    would cost tens of milliseconds a test. A real failure's is formatted as always."""
+    formatted = []
+    format_failure = _pytest.nodes.Node._repr_failure_py
+
+    def counted(node: pytest.Item, excinfo: pytest.ExceptionInfo, style: str | None = None) -> object:
+        formatted.append(node.name)
+        return format_failure(node, excinfo, style)
+
+    monkeypatch.setattr(_pytest.nodes.Node, "_repr_failure_py", counted)
+    pytester.makepyfile(REFUSED_AND_FAILED)
+    result = pytester.runpytest("--simcuda", "-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(skipped=1, failed=1)
+    result.stdout.fnmatch_lines(["*simulated CUDA cannot run this: CUDA graphs (torch.cuda.CUDAGraph)*"])
+    assert formatted == ["test_fails"]
