@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from conftest import pytest_plugins as HARNESS_PLUGINS
 from fixtures.known_bugs.verdicts import ERROR, INCONCLUSIVE, NOT_OBSERVED, OBSERVED, SKIPPED
 from reports.__main__ import main
 from reports.bisect.answers import NEW, OLD, SKIP, git_answer, pull_request, step_answer
+from tests.helpers import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -146,18 +148,24 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 @pytest.fixture
-def run_bisect(tiny: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+def run_bisect(tiny: dict, tmp_path: Path):
+    """`python -m reports bisect tinybug ...` as a user types it, forked from the self-tests' warm
+    Python (helpers/warm_python.py), as are the pytest runs it starts itself at both ends; the
+    steps git bisect run starts begin anew."""
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
 
     def run(*arguments: str, repo: Path | None = None) -> tuple[int, dict | None, str, str]:
         out = tmp_path / "out"
-        status = main([
-            "bisect", "tinybug", "--repo", str(repo or tiny["root"] / "tinybug"), *arguments, "--out", str(out),
-            "--cache", str(tiny["root"] / "cache"), f"--bug-registry={tiny['root'] / 'bugs.toml'}", "--", str(tiny["root"] / "suite"),
-        ])
-        printed = capsys.readouterr()
+        done = warm_python.run(
+            [
+                sys.executable, "-m", "reports", "bisect", "tinybug", "--repo", str(repo or tiny["root"] / "tinybug"), *arguments,
+                "--out", str(out), "--cache", str(tiny["root"] / "cache"), f"--bug-registry={tiny['root'] / 'bugs.toml'}",
+                "--", str(tiny["root"] / "suite"),
+            ],
+            cwd=REPO, env=environ, timeout=600,
+        )
         document = json.loads((out / "bisect.json").read_text()) if (out / "bisect.json").exists() else None
-        return status, document, printed.out, printed.err
+        return done.returncode, document, done.stdout, done.stderr
 
     return run
 
