@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,16 +72,49 @@ def is_quick(path: Path) -> bool:
     return relative in QUICK or BUG_FAULT_TEST.fullmatch(relative) is not None
 
 
+# `pytest tests --release-range`: the self-tests that install releases from the package index
+# (the docs' release examples, the scan, old releases' GPU jobs). CI runs them as a step of their
+# own, beside the release scan, outside `pytest tests` and its time budget.
+RELEASE_RANGE = "release_range"
+NOT_ASKED_FOR = "a release-range rehearsal (installs releases from the package index): `pytest tests --release-range` runs it"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--release-range", action="store_true",
+        help="run only the release-range rehearsals (self-tests that install releases from the package index)",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "quick: the contributor's quick subset (`pytest tests -m quick`, tests/README.md)")
+    config.addinivalue_line("markers", f"{RELEASE_RANGE}: {NOT_ASKED_FOR}")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pypi_reachable() -> bool:
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {name: position for position, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's own order kept
     for item in items:
         if is_quick(item.path):
             item.add_marker(pytest.mark.quick)
+    in_range = [item for item in items if item.get_closest_marker(RELEASE_RANGE)]
+    if not config.getoption("release_range", False):  # absent: `pytest --bug ID` loads this file too
+        for item in in_range:
+            item.add_marker(pytest.mark.skip(reason=NOT_ASKED_FOR))
+        return
+    config.hook.pytest_deselected(items=[item for item in items if item not in in_range])
+    items[:] = in_range
+    if in_range and not pypi_reachable():
+        for item in in_range:
+            item.add_marker(pytest.mark.skip(reason="pypi.org:443 unreachable: a release-range rehearsal installs releases from PyPI"))
 
 
 def load_script(path: Path) -> ModuleType:

@@ -18,7 +18,6 @@ from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.verdicts import FIXED, NOT_AFFECTED, REPRODUCED
 from fixtures.known_bugs.versions import place_release
 from tests.conftest import REPO
-from tests.reporting.test_scan_release import needs_pypi
 
 TUTORIAL = (REPO / "docs" / "tutorial.md").read_text(encoding="utf-8")
 SCAN_PAGE = (REPO / "docs" / "how-to" / "release-scan.md").read_text(encoding="utf-8")
@@ -91,7 +90,7 @@ def kornia_071(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@needs_pypi
+@pytest.mark.release_range
 def test_the_kornia_071_example_as_written(kornia_071: Path) -> None:
     row = next(line for line in TUTORIAL.splitlines() if line.startswith("| `PYTHONPATH=/tmp/k071 pytest"))
     command, said = re.findall(r"`([^`]+)`", row)[:2]
@@ -101,7 +100,7 @@ def test_the_kornia_071_example_as_written(kornia_071: Path) -> None:
     assert any(line.startswith(said) for line in lines), f"no line starts {said!r}:\n" + "\n".join(lines[-20:])
 
 
-@needs_pypi
+@pytest.mark.release_range
 def test_the_scan_example_as_written(tmp_path: Path) -> None:
     row = next(line for line in SCAN_PAGE.splitlines() if line.startswith("| `scan kornia 0.6.10 0.7.0 0.7.1 0.7.2 0.8.1 --bug kornia-2791`"))
     command = "python -m reports " + re.findall(r"`([^`]+)`", row)[0]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from pathlib import Path
 
 import pytest
@@ -29,18 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 SUITE = ["--", "suites/kornia_2791_planckian_jitter"]
 
 
-def pypi_reachable() -> bool:
-    try:
-        socket.create_connection(("pypi.org", 443), timeout=5).close()
-    except OSError:
-        return False
-    return True
-
-
-needs_pypi = pytest.mark.skipif(not pypi_reachable(), reason="pypi.org:443 unreachable: the scan installs releases from PyPI")
-
-
-@needs_pypi
+@pytest.mark.release_range
 def test_two_kornia_releases_agree_with_the_registry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out, cache = tmp_path / "scan", tmp_path / "cache"
     status = main(["scan", "kornia", "0.7.2", "0.7.1", "--bug", "kornia-2791", "--out", str(out), "--cache", str(cache), *SUITE])
@@ -66,7 +54,7 @@ def test_two_kornia_releases_agree_with_the_registry(tmp_path: Path, capsys: pyt
     assert len(list(cache.glob("*/kornia-0.7.*"))) == 2 and not list(cache.glob("*/*.partial"))
 
 
-@needs_pypi
+@pytest.mark.release_range
 def test_a_release_pypi_lacks_stops_the_scan_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines: list[str] = []
     status = scan(

@@ -40,7 +40,6 @@ from simcuda import SimulationUnsupported, simulated_cuda
 from tests.conftest import REPO
 from tests.helpers import warm_python
 from tests.helpers.simulated_runner import SEEN_AFTER_COLLECTION
-from tests.reporting.test_scan_release import needs_pypi
 
 ENTRY = """
 [{bug_id}]
@@ -222,7 +221,7 @@ def strict_sweeps_run(folder: Path, report_dir: Path, *arguments: str) -> subpro
     )
 
 
-@needs_pypi
+@pytest.mark.release_range
 @pytest.mark.parametrize("release", ["0.7.1", "0.7.2"])
 def test_an_old_release_job_with_strict_sweeps_passes_on_its_own_bugs_and_triage(kornia_releases, release, tmp_path: Path) -> None:
     done = strict_sweeps_run(kornia_releases[release], tmp_path, *OLD_RELEASE_SUITES)
@@ -234,7 +233,7 @@ def test_an_old_release_job_with_strict_sweeps_passes_on_its_own_bugs_and_triage
     assert charged == ({"kornia.augmentation.RandomPlanckianJitter"} if release == "0.7.1" else set())
 
 
-@needs_pypi
+@pytest.mark.release_range
 def test_a_finding_no_one_triaged_for_the_release_still_fails(kornia_releases, tmp_path: Path) -> None:
     text = DEFAULT_ALLOWLIST.read_text(encoding="utf-8")
     narrowed = tmp_path / "allowlist.toml"
