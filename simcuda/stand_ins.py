@@ -122,13 +122,20 @@ def caller_without_the_simulation(frame: FrameType) -> FrameType | None:
     back = frame.f_back
     if back is None or not _ours(back):
         return back
-    while back is not None and _ours(back):
-        back = back.f_back
-    if back is not None and back.f_code is _HANDLER_ENTRY:
-        back = back.f_back
+    back = _past_the_simulation(back)
     if back is not None and back.f_code is frame.f_code:
         back = back.f_back
     return back
+
+
+def _past_the_simulation(frame: FrameType | None) -> FrameType | None:
+    """The first frame from `frame` outward that is neither the function mode's nor torch's
+    handler entry that called it."""
+    while frame is not None and _ours(frame):
+        frame = frame.f_back
+    if frame is not None and frame.f_code is _HANDLER_ENTRY:
+        frame = frame.f_back
+    return frame
 
 
 def warn_naming_the_caller(real: Callable[..., None]) -> Callable[..., None]:
@@ -153,6 +160,26 @@ def warn_naming_the_caller(real: Callable[..., None]) -> Callable[..., None]:
 
     warn.__wrapped__ = real
     return warn
+
+
+def shown_naming_the_caller(real: Callable[[warnings.WarningMessage], None]) -> Callable[[warnings.WarningMessage], None]:
+    """`warnings._showwarnmsg`, through which every warning that passed the filters is shown (or
+    recorded, under `catch_warnings(record=True)`): one torch raises from C++ names the Python
+    frame that called the binding, a frame of the modes inside the simulation; shown, it names the
+    frame that would have called it without the simulation. Nothing runs until a warning is shown."""
+    real = getattr(real, "__wrapped__", real)
+
+    def show(message: warnings.WarningMessage) -> None:
+        if message.filename.startswith(_PACKAGE):
+            frame = sys._getframe(1)
+            while frame is not None and (frame.f_code.co_filename, frame.f_lineno) != (message.filename, message.lineno):
+                frame = frame.f_back
+            if (caller := _past_the_simulation(frame)) is not None:
+                message.filename, message.lineno = caller.f_code.co_filename, caller.f_lineno
+        real(message)
+
+    show.__wrapped__ = real
+    return show
 
 
 def checked_device(sim: Simulation, device: Any) -> Any:
@@ -481,6 +508,7 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets.append((torch.jit, "trace", traced_outside(torch.jit.trace)))
     targets.append((torch, "set_default_tensor_type", cuda_default_type_refused(torch.set_default_tensor_type)))
     targets.append((warnings, "warn", warn_naming_the_caller(warnings.warn)))
+    targets.append((warnings, "_showwarnmsg", shown_naming_the_caller(warnings._showwarnmsg)))
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
     targets += [(torch._C, name, value) for name, value in allocator_api(sim).items()]

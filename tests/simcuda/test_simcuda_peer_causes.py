@@ -428,3 +428,25 @@ def test_a_torch_python_warning_names_the_callers_line(nested: bool) -> None:
     assert (implicit.filename, implicit.lineno) == (__file__, line), (implicit.filename, implicit.lineno)
     assert "Implicit dimension choice for softmax" in str(implicit.message)
     assert (here.filename, here.lineno) == (__file__, line + 2)
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["one simulation", "one inside another"])
+def test_a_torch_cpp_warning_names_the_callers_line(nested: bool) -> None:
+    """`x.new_tensor(x)` warns from C++, at the Python frame that called the binding: inside the
+    simulation a frame of the modes (simcuda/functions.py), so pytest's summary named simcuda.
+    Shown, it names this file's line, as on a GPU; a filter by message still applies."""
+    outer = simulated_cuda() if nested else contextlib.nullcontext()
+    with outer, simulated_cuda(), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message="never raised")
+        x = torch.rand(2, 3, device="cuda:1")
+        x.new_tensor(x)  # the line the warning names
+        line = inspect.currentframe().f_lineno - 1
+    (copy,) = seen
+    assert (copy.filename, copy.lineno) == (__file__, line), (copy.filename, copy.lineno)
+    assert "To copy construct from a tensor" in str(copy.message)
+    with simulated_cuda(), warnings.catch_warnings(record=True) as seen:
+        warnings.filterwarnings("ignore", message="To copy construct")
+        torch.rand(2, device="cuda:1").new_tensor([1.0])
+        torch.rand(2, device="cuda:1").new_tensor(torch.ones(1))
+    assert seen == []
