@@ -144,7 +144,14 @@ def warn_naming_the_caller(real: Callable[..., None]) -> Callable[..., None]:
     function mode's, so pytest's summary and a filter by module read it as on a GPU. A simulation
     opened inside another wraps warnings' own `warn`, not the outer stand-in, which would count
     the frames again."""
-    real = getattr(real, "__wrapped__", real)
+    return _warn_stand_in(getattr(real, "__wrapped__", real))
+
+
+@functools.cache  # one stand-in per `warn` for the process: TorchScript's table holds it by id
+def _warn_stand_in(real: Callable[..., None]) -> Callable[..., None]:
+    """The stand-in, registered as TorchScript's builtin `aten::warn`, as warnings' own `warn` is:
+    a function scripted inside the simulation that calls `warnings.warn` compiles the call to
+    the op instead of compiling the stand-in (which fails: its source unwraps to a builtin)."""
 
     def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None, **options: Any) -> None:
         if options:  # Python 3.12's skip_file_prefixes: the caller chose the frames itself
@@ -159,6 +166,7 @@ def warn_naming_the_caller(real: Callable[..., None]) -> Callable[..., None]:
         real(message, category, (depth if frame is not None else stacklevel) + 1, source)
 
     warn.__wrapped__ = real
+    torch.jit._builtins._register_builtin(warn, "aten::warn")
     return warn
 
 

@@ -430,6 +430,25 @@ def test_a_torch_python_warning_names_the_callers_line(nested: bool) -> None:
     assert (here.filename, here.lineno) == (__file__, line + 2)
 
 
+def warns_when_big(x: torch.Tensor) -> torch.Tensor:
+    if bool(x.sum() > 100):
+        warnings.warn("big", stacklevel=2)
+    return x * 2
+
+
+def test_a_function_scripted_inside_the_simulation_may_call_warnings_warn() -> None:
+    """TorchScript compiles `warnings.warn` to its builtin op, found by the function's identity:
+    the simulation's stand-in must be that builtin too, or scripting compiles the stand-in and
+    fails (kornia's `warp_affine` under `torch.jit.script`: "module, class, method, function,
+    traceback, frame, or code object was expected, got builtin_function_or_method")."""
+    with simulated_cuda(), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        scripted = torch.jit.script(warns_when_big)
+        assert torch.equal(scripted(torch.ones(2, device="cuda:1")).cpu(), torch.full((2,), 2.0))
+        scripted(torch.ones(200, device="cuda:1"))
+    assert [str(warning.message) for warning in seen].count("big") == 1  # torch 2.14 deprecates torch.jit.script too
+
+
 @pytest.mark.parametrize("nested", [False, True], ids=["one simulation", "one inside another"])
 def test_a_torch_cpp_warning_names_the_callers_line(nested: bool) -> None:
     """`x.new_tensor(x)` warns from C++, at the Python frame that called the binding: inside the
