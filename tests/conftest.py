@@ -44,14 +44,14 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.numprocesses, option.dist = "auto", "loadfile"
 
 
-# The longest files first (seconds of one worker in `pytest tests --junitxml`, 2 cores: runner
-# steps 126, GPU-runner rehearsal 61, bisect 51, runner day 48, the docs' release examples 45, report
-# browser 45): xdist's loadfile hands files out in collection order, and a long file started last
-# is a tail on one worker while the other idles.
+# The longest files first (seconds of one worker in `pytest tests --junitxml`, 2 cores, 2026-11-27:
+# runner steps 63, report browser 51, runner day 37, bisect 31, planted libraries 22, README
+# options 19, op conformance 19, GPU-runner rehearsal 18): xdist's loadfile hands files out in
+# collection order, and a long file started last is a tail on one worker while the other idles.
 LONGEST_FIRST = (
-    "test_simulated_runner_steps.py", "test_gpu_runner_rehearsal.py", "test_bisect.py", "test_simulated_runner_day.py",
-    "test_readme_release_examples.py", "test_report_browser.py", "test_fault_planted_libraries.py", "test_containment.py",
-    "test_suite_imports_guarded.py", "test_readme_options.py", "test_device_sessions.py",
+    "test_simulated_runner_steps.py", "test_report_browser.py", "test_simulated_runner_day.py", "test_bisect.py",
+    "test_fault_planted_libraries.py", "test_readme_options.py", "test_simcuda_op_conformance.py", "test_gpu_runner_rehearsal.py",
+    "test_containment.py", "test_device_sessions.py", "test_suite_imports_guarded.py",
 )
 
 
