@@ -110,7 +110,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in in_range:
             item.add_marker(pytest.mark.skip(reason=NOT_ASKED_FOR))
         return
-    config.hook.pytest_deselected(items=[item for item in items if item not in in_range])
+    config.hook.pytest_deselected(items=[item for item in items if not item.get_closest_marker(RELEASE_RANGE)])
     items[:] = in_range
     if in_range and not pypi_reachable():
         for item in in_range:

@@ -411,23 +411,41 @@ def test_a_trace_of_a_simulated_tensor_is_refused() -> None:
         torch.jit.trace(SelfLoops(), (torch.randn(4, 16, device=DEVICE), torch.tensor([[0, 1], [1, 0]], device=DEVICE)))
 
 
+# Each warns at the lambda's line without the simulation: `F.softmax` without `dim` from Python
+# (stacklevel 3: the caller of softmax), `x.new_tensor(x)` from C++ (at the Python frame that called
+# the binding).
+TORCH_WARNINGS = {
+    "python": (lambda x: torch.nn.functional.softmax(x), "Implicit dimension choice for softmax"),
+    "c++": (lambda x: x.new_tensor(x), "To copy construct from a tensor"),
+}
+
+
 @pytest.mark.parametrize("nested", [False, True], ids=["one simulation", "one inside another"])
-def test_a_torch_python_warning_names_the_callers_line(nested: bool) -> None:
-    """`F.softmax` without `dim` warns from Python (stacklevel 3): inside the simulation the call
-    reaches the function mode first, and the warning named torch's or simcuda's frames; it names
-    this file's line, as on a GPU, in a simulation inside another too (a simcuda:N test on the
+@pytest.mark.parametrize("raised_in", TORCH_WARNINGS)
+def test_a_torch_warning_names_the_callers_line(raised_in: str, nested: bool) -> None:
+    """Inside the simulation the call reaches the modes first: a Python warning's stacklevel
+    counted their frames (it named torch's or simcuda's), and a C++ warning named the mode's frame
+    that called the binding (simcuda/functions.py), so pytest's summary named simcuda. Either names
+    the caller's line, as on a GPU, in a simulation inside another too (a simcuda:N test on the
     runner). A warning at stacklevel 1 stays where it was raised."""
+    call, message = TORCH_WARNINGS[raised_in]
     outer = simulated_cuda() if nested else contextlib.nullcontext()
     with outer, simulated_cuda(), warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        x = torch.rand(2, 3, device="cuda:1")
-        torch.nn.functional.softmax(x)  # the line the warning names
-        line = inspect.currentframe().f_lineno - 1
+        call(torch.rand(2, 3, device="cuda:1"))
         warnings.warn("raised here", stacklevel=1)
-    (implicit, here) = seen
-    assert (implicit.filename, implicit.lineno) == (__file__, line), (implicit.filename, implicit.lineno)
-    assert "Implicit dimension choice for softmax" in str(implicit.message)
-    assert (here.filename, here.lineno) == (__file__, line + 2)
+        line = inspect.currentframe().f_lineno - 1
+    (torchs, here) = seen
+    assert (torchs.filename, torchs.lineno) == (__file__, call.__code__.co_firstlineno), (torchs.filename, torchs.lineno)
+    assert message in str(torchs.message)
+    assert (here.filename, here.lineno) == (__file__, line)
+
+
+def test_a_filter_by_message_still_holds_a_renamed_cpp_warning() -> None:
+    with simulated_cuda(), warnings.catch_warnings(record=True) as seen:
+        warnings.filterwarnings("ignore", message="To copy construct")
+        torch.rand(2, device="cuda:1").new_tensor(torch.ones(1))
+    assert seen == []
 
 
 def warns_when_big(x: torch.Tensor) -> torch.Tensor:
@@ -447,25 +465,3 @@ def test_a_function_scripted_inside_the_simulation_may_call_warnings_warn() -> N
         assert torch.equal(scripted(torch.ones(2, device="cuda:1")).cpu(), torch.full((2,), 2.0))
         scripted(torch.ones(200, device="cuda:1"))
     assert [str(warning.message) for warning in seen].count("big") == 1  # torch 2.14 deprecates torch.jit.script too
-
-
-@pytest.mark.parametrize("nested", [False, True], ids=["one simulation", "one inside another"])
-def test_a_torch_cpp_warning_names_the_callers_line(nested: bool) -> None:
-    """`x.new_tensor(x)` warns from C++, at the Python frame that called the binding: inside the
-    simulation a frame of the modes (simcuda/functions.py), so pytest's summary named simcuda.
-    Shown, it names this file's line, as on a GPU; a filter by message still applies."""
-    outer = simulated_cuda() if nested else contextlib.nullcontext()
-    with outer, simulated_cuda(), warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        warnings.filterwarnings("ignore", message="never raised")
-        x = torch.rand(2, 3, device="cuda:1")
-        x.new_tensor(x)  # the line the warning names
-        line = inspect.currentframe().f_lineno - 1
-    (copy,) = seen
-    assert (copy.filename, copy.lineno) == (__file__, line), (copy.filename, copy.lineno)
-    assert "To copy construct from a tensor" in str(copy.message)
-    with simulated_cuda(), warnings.catch_warnings(record=True) as seen:
-        warnings.filterwarnings("ignore", message="To copy construct")
-        torch.rand(2, device="cuda:1").new_tensor([1.0])
-        torch.rand(2, device="cuda:1").new_tensor(torch.ones(1))
-    assert seen == []
