@@ -4,10 +4,11 @@ tests/helpers/plugin_fault_matrix.py adds the `catches` marker and prints the fa
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -29,29 +30,47 @@ def whole_folder_run(args: list[str], invocation: Path) -> bool:
     return [(invocation / arg).resolve() for arg in args] == [TESTS]
 
 
+def inside_this_folder(args: list[str], invocation: Path) -> bool:
+    """Whether every test location asked for lies in this folder (not `pytest --bug ID`, which loads it too)."""
+    return bool(args) and all((invocation / arg.partition("::")[0]).resolve().is_relative_to(TESTS) for arg in args)
+
+
+def one_torch_thread(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables a distributed run sets for its workers and every Python they start: one torch
+    intra-op thread each, unless the caller chose a count. With a worker per core, each process's
+    OpenMP pool would spin for work on the cores the other worker's processes need: a sixth of the
+    run's time (docs/reference/speed.md)."""
+    return {} if "OMP_NUM_THREADS" in environ else {"OMP_NUM_THREADS": "1"}
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which turns -n into workers
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """`pytest tests` runs on every core (pytest-xdist, one file per worker at a time): most
     self-tests start pytest sessions of their own, which are CPU-bound, so the contributor's loop
     takes about half the time on two cores (docs/reference/speed.md). `-n 0` runs it in one process, and so
     does a selection of files or node ids inside tests/, where starting workers costs more than
-    it saves."""
+    it saves. Any self-test run on workers gives each process one torch thread (`one_torch_thread`)."""
     option = config.option
-    explicit = getattr(option, "numprocesses", 0) is not None  # -n given, or xdist not loaded
-    if explicit or hasattr(config, "workerinput") or option.usepdb or option.collectonly:
+    if hasattr(config, "workerinput"):
         return
-    if whole_folder_run(config.args, config.invocation_params.dir):
+    explicit = getattr(option, "numprocesses", 0) is not None  # -n given, or xdist not loaded
+    invocation = config.invocation_params.dir
+    if not (explicit or option.usepdb or option.collectonly) and whole_folder_run(config.args, invocation):
         option.numprocesses, option.dist = "auto", "loadfile"
+        option.loadscopereorder = False  # xdist would hand out the files with most tests first: LONGEST_FIRST decides
+    if getattr(option, "numprocesses", None) and inside_this_folder(config.args, invocation):
+        os.environ.update(one_torch_thread(os.environ))  # before the workers start: they and their Pythons inherit it
 
 
 # The longest files first (seconds of one worker in `pytest tests --junitxml`, 2 cores, 2026-11-27:
-# runner steps 63, report browser 51, runner day 37, bisect 31, planted libraries 22, README
-# options 19, op conformance 19, GPU-runner rehearsal 18): xdist's loadfile hands files out in
-# collection order, and a long file started last is a tail on one worker while the other idles.
+# runner steps 42, report browser 40, bisect 28, runner day 27, planted libraries 21, op conformance
+# 16, GPU-runner rehearsal 15, README options 15): xdist's loadfile hands files out in collection
+# order (its reordering by test count turned off), and a long file started last is a tail on one
+# worker while the other idles.
 LONGEST_FIRST = (
-    "test_simulated_runner_steps.py", "test_report_browser.py", "test_simulated_runner_day.py", "test_bisect.py",
-    "test_fault_planted_libraries.py", "test_readme_options.py", "test_simcuda_op_conformance.py", "test_gpu_runner_rehearsal.py",
-    "test_containment.py", "test_device_sessions.py", "test_suite_imports_guarded.py",
+    "test_simulated_runner_steps.py", "test_report_browser.py", "test_bisect.py", "test_simulated_runner_day.py",
+    "test_fault_planted_libraries.py", "test_simcuda_op_conformance.py", "test_gpu_runner_rehearsal.py", "test_readme_options.py",
+    "test_suite_imports_guarded.py", "test_device_sessions.py", "test_containment.py",
 )
 
 

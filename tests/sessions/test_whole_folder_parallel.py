@@ -1,13 +1,16 @@
-"""`pytest tests` (the whole folder) runs on pytest-xdist's workers; any narrower selection runs in
-one process (tests/conftest.py, `pytest_cmdline_main`)."""
+"""`pytest tests` (the whole folder) runs on pytest-xdist's workers, each process with one torch
+thread; any narrower selection runs in one process (tests/conftest.py, `pytest_cmdline_main`)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import torch
 
-from tests.conftest import REPO, TESTS, whole_folder_run
+from tests.conftest import LONGEST_FIRST, REPO, TESTS, inside_this_folder, one_torch_thread, pytest_cmdline_main, whole_folder_run
 
 
 @pytest.mark.parametrize(
@@ -27,3 +30,39 @@ from tests.conftest import REPO, TESTS, whole_folder_run
 def test_only_the_whole_folder_is_distributed(args: list[str], invocation: Path, whole: bool) -> None:
     assert whole_folder_run(args, invocation) is whole
 
+
+
+def test_the_whole_folder_runs_its_longest_files_first_on_workers_with_one_torch_thread(monkeypatch) -> None:
+    monkeypatch.setattr(os, "environ", {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"})
+    option = SimpleNamespace(numprocesses=None, usepdb=False, collectonly=False)
+    pytest_cmdline_main(SimpleNamespace(option=option, args=["tests"], invocation_params=SimpleNamespace(dir=REPO)))
+    assert (option.numprocesses, option.dist) == ("auto", "loadfile")
+    assert option.loadscopereorder is False  # else xdist hands out the files with most tests first, not LONGEST_FIRST
+    assert os.environ["OMP_NUM_THREADS"] == "1"
+    assert all(any(TESTS.rglob(name)) for name in LONGEST_FIRST)  # no stale name
+
+
+@pytest.mark.parametrize(
+    ("args", "inside"),
+    [
+        (["tests"], True),
+        (["tests/sessions", "tests/registry/test_registry.py::test_each_jpeg_bug_collects_only_its_own_tests"], True),
+        (["tests", "suites"], False),
+        ([], False),  # `pytest --bug ID`, which loads tests/conftest.py too: the suites' run is never changed
+    ],
+)
+def test_the_distributed_self_test_runs_are_told_apart_from_the_suites(args: list[str], inside: bool) -> None:
+    assert inside_this_folder(args, REPO) is inside
+
+
+@pytest.mark.parametrize(
+    ("environ", "set_for_workers"),
+    [({}, {"OMP_NUM_THREADS": "1"}), ({"OMP_NUM_THREADS": "4"}, {}), ({"OMP_NUM_THREADS": ""}, {})],
+)
+def test_workers_get_one_torch_thread_unless_the_caller_chose(environ: dict, set_for_workers: dict) -> None:
+    assert one_torch_thread(environ) == set_for_workers
+
+
+@pytest.mark.skipif("PYTEST_XDIST_WORKER" not in os.environ, reason="checks a pytest-xdist worker of `pytest tests`; this run has none")
+def test_a_worker_runs_torch_on_the_threads_its_run_set() -> None:
+    assert torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"])
