@@ -1,8 +1,10 @@
 """A GPU runner's day on the simulated runner, part two: the GPU workflow's two steps with their
-command lines as written (what tox runs for them: xdist workers pinned one per GPU, then the
-serial step whose isolated tests run in pytest-isolated's children, which must inherit the runner),
-and `python -m reports acceptance` with one GPU and with two (its steps: the workflow's selection
-and options, narrowed with --bug through PYTEST_ADDOPTS, then the conformance step, which is not)."""
+command lines as written, on two GPUs (what tox runs for them: xdist workers pinned one per GPU,
+then the serial step whose isolated tests run in pytest-isolated's children, which must inherit the
+runner), and `python -m reports acceptance` with one GPU and with two (its steps: the workflow's
+selection, narrowed with --bug through PYTEST_ADDOPTS, then the conformance step, which is not).
+The one-GPU runner's steps are checked through acceptance's, which select as the workflow's do
+(test_report_acceptance.py): one pinned worker, nothing of kornia-2791 left to the serial step."""
 
 from __future__ import annotations
 
@@ -29,28 +31,32 @@ def workflow_step(words: list[str], gpus: int, report_dir: Path) -> list[str]:
     return [word.replace("$GPU_COUNT", str(gpus)) for word in kept] + [f"--report-dir={report_dir}"]
 
 
-@pytest.mark.parametrize("gpus", [1, 2])
-def test_both_workflow_steps_on_the_runner(gpus: int, tmp_path: Path) -> None:
+def check_the_steps_split(parallel: dict, serial: dict, gpus: int) -> None:
+    """The parallel step's xdist workers pinned one per GPU; kornia-2791's cuda:1 tests decide in
+    the serial step on two GPUs, and on one (as on a real one-GPU runner) nothing of it is left there."""
+    workers = parallel["environment"]["workers"]
+    assert sorted(seen["cuda_visible_devices"] for seen in workers.values()) == [str(index) for index in range(gpus)]
+    verdict = next(v for v in serial["verdicts"] if v["bug_id"] == "kornia-2791")
+    if gpus == 2:
+        assert verdict["evidence"] == "simulated" and verdict["verdict"] in ("reproduced", "fixed"), verdict
+    else:
+        assert verdict["verdict"] == "skipped", verdict
+
+
+def test_both_workflow_steps_on_the_runner(tmp_path: Path) -> None:
     """torchvision-9606's GPU test is isolated in the serial step: pytest-isolated's child must
     inherit the runner (without it the child sees no GPU and skips saying so)."""
+    gpus = 2
     parallel, serial = parallel_and_serial_steps(load_workflow())
     selected = "--bug kornia-2791 --bug torchvision-9606"
     for name, words in (("parallel", parallel), ("serial", serial)):
         step = workflow_step(words, gpus, tmp_path / name)
         done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *step], runner_env(gpus, PYTEST_ADDOPTS=selected))
         assert done.returncode == 0, f"{name}: {failures(done)}"
-    parallel_document = json.loads((tmp_path / "parallel" / "results.json").read_text())
-    workers = parallel_document["environment"]["workers"]
-    assert sorted(seen["cuda_visible_devices"] for seen in workers.values()) == [str(index) for index in range(gpus)]  # xdist pinning ran
-    serial_document = json.loads((tmp_path / "serial" / "results.json").read_text())
-    visible = tuple(f"[cuda:{index}" for index in range(gpus))
-    isolated = [test for test in serial_document["tests"] if "torchvision_9606" in test["nodeid"] and any(gpu in test["nodeid"] for gpu in visible)]
-    assert isolated and all("nvJPEG" in test["message"] for test in isolated), [(t["nodeid"], t["message"]) for t in isolated]
-    verdict = next(v for v in serial_document["verdicts"] if v["bug_id"] == "kornia-2791")
-    if gpus == 2:  # its cuda:1 tests decide in the serial step
-        assert verdict["evidence"] == "simulated" and verdict["verdict"] in ("reproduced", "fixed"), verdict
-    else:  # as on a real one-GPU runner: nothing of it is left to the serial step
-        assert verdict["verdict"] == "skipped", verdict
+    documents = {name: json.loads((tmp_path / name / "results.json").read_text()) for name in ("parallel", "serial")}
+    check_the_steps_split(documents["parallel"], documents["serial"], gpus)
+    isolated = [test for test in documents["serial"]["tests"] if "torchvision_9606" in test["nodeid"] and "[cuda:" in test["nodeid"]]
+    assert len(isolated) == gpus and all("nvJPEG" in test["message"] for test in isolated), [(t["nodeid"], t["message"]) for t in isolated]
 
 
 @pytest.mark.parametrize("gpus", [1, 2])
@@ -61,10 +67,11 @@ def test_acceptance_on_the_runner_is_kept_outside_reports_observed(gpus: int, tm
     (folder,) = tmp_path.iterdir()
     assert folder.name.endswith("simcuda-simulated-gpu-no-real-gpu" + ("-x2" if gpus == 2 else ""))
     assert "a rehearsal on the simulated runner, no GPU evidence" in done.stdout
-    for step in ("parallel", "serial"):
-        document = json.loads((folder / step / "results.json").read_text())
+    documents = {step: json.loads((folder / step / "results.json").read_text()) for step in ("parallel", "serial")}
+    for document in documents.values():
         assert document["environment"]["simulated_runner"] == f"simulated {gpus}-GPU runner: no real GPU"
         assert all(test["properties"].get("evidence") != "direct" for test in document["tests"])
+    check_the_steps_split(documents["parallel"], documents["serial"], gpus)
     combined = (folder / "summary.txt").read_text().split("[combined]", 1)[1]
     for bug in DECIDED:
         assert f"{bug:<17} {expected_verdict(bug):<15}" in combined, combined
