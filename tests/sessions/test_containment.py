@@ -172,6 +172,32 @@ def test_every_flag_is_put_back_even_when_an_rng_state_cannot_be(monkeypatch) ->
     assert torch_state.current_flags() == before
 
 
+def test_the_seed_reaches_every_generator_a_test_can_draw_from(monkeypatch) -> None:
+    """The CPU generator, and inside a simulation the simulated CUDA generators, as torch.manual_seed
+    seeds them, without formatting a Python stack for seeds that cannot apply (torch.manual_seed
+    formats one for each accelerator kind the build knows)."""
+    import traceback
+
+    from fixtures.determinism.torch_state import seed_torch
+    from simcuda import simulated_cuda
+
+    formatted = []
+    monkeypatch.setattr(traceback, "format_stack", lambda *args: formatted.append(args) or [])
+
+    def seed_torch_then_draw(device: str) -> torch.Tensor:
+        torch.manual_seed(11)
+        expected = torch.rand(4, device=device).cpu()
+        torch.manual_seed(0)  # elsewhere, so a seed that does not arrive shows
+        formatted.clear()
+        seed_torch(11)
+        assert torch.equal(torch.rand(4, device=device).cpu(), expected), device
+        return formatted.copy()
+
+    assert seed_torch_then_draw("cpu") == [] or torch.accelerator.is_available()
+    with simulated_cuda(2):
+        assert seed_torch_then_draw("cuda:0") == [] and seed_torch_then_draw("cuda:1") == []
+
+
 ISOLATED_FAILURE_WITH_EVIDENCE = """
 import pytest, torch
 
