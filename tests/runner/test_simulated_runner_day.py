@@ -29,10 +29,8 @@ def test_the_default_run_on_the_runner(gpus: int, tmp_path: Path) -> None:
 
 def test_a_first_gpu_runs_strict_sweep_on_the_runner(tmp_path: Path) -> None:
     """The device sweep's cuda:N rows decide, for the first time, what meta left inconclusive: on
-    the runner every one of them is decided, and --strict-sweeps passes on the allow-list. Its
-    meta rows come with the cpu parametrization; the simulated device's rows (simcuda:N), the
-    same on every machine, are CI's strict scan's (`--device cpu,sim --strict-sweeps`)."""
-    done = pytest_on_the_runner(2, tmp_path, "--strict-sweeps", "--device", "cpu,cuda", "suites/kornia_sweeps/test_device_sweep.py")
+    the runner every one of them is decided, and --strict-sweeps passes on the allow-list."""
+    done = pytest_on_the_runner(2, tmp_path, "--strict-sweeps", "suites/kornia_sweeps/test_device_sweep.py")
     assert done.returncode == 0, failures(done)
     rows = json.loads((tmp_path / "results.json").read_text())["sweeps"]
     gpu_rows = [row for row in rows if row["device"] in ("cuda:0", "cuda:1")]
