@@ -38,7 +38,7 @@ def inside_this_folder(args: list[str], invocation: Path) -> bool:
 def one_torch_thread(environ: Mapping[str, str]) -> dict[str, str]:
     """The variables a distributed run sets for its workers and every Python they start: one torch
     intra-op thread each, unless the caller chose a count. With a worker per core, each process's
-    OpenMP pool would spin for work on the cores the other worker's processes need: a sixth of the
+    OpenMP pool would spin for work on the cores the other workers' processes need: a sixth of the
     run's time (docs/reference/speed.md)."""
     return {} if "OMP_NUM_THREADS" in environ else {"OMP_NUM_THREADS": "1"}
 
@@ -49,7 +49,8 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     self-tests start pytest sessions of their own, which are CPU-bound, so the contributor's loop
     takes about half the time on two cores (docs/reference/speed.md). `-n 0` runs it in one process, and so
     does a selection of files or node ids inside tests/, where starting workers costs more than
-    it saves. Any self-test run on workers gives each process one torch thread (`one_torch_thread`)."""
+    it saves. Any self-test run on workers gives each process one torch thread (`one_torch_thread`);
+    an explicit `-n` keeps xdist's own order of the files (most tests first), not LONGEST_FIRST."""
     option = config.option
     if hasattr(config, "workerinput"):
         return

@@ -2,9 +2,9 @@
 command lines as written, on two GPUs (what tox runs for them: xdist workers pinned one per GPU,
 then the serial step whose isolated tests run in pytest-isolated's children, which must inherit the
 runner), and `python -m reports acceptance` with one GPU and with two (its steps: the workflow's
-selection, narrowed with --bug through PYTEST_ADDOPTS, then the conformance step, which is not).
-The one-GPU runner's steps are checked through acceptance's, which select as the workflow's do
-(test_report_acceptance.py): one pinned worker, nothing of kornia-2791 left to the serial step."""
+markers and one worker per GPU on `--device cuda`, narrowed with --bug through PYTEST_ADDOPTS, then
+the conformance step, which is not). On one GPU the split is checked through acceptance's steps:
+one pinned worker, the isolated child on the runner, nothing of kornia-2791 left to the serial step."""
 
 from __future__ import annotations
 
@@ -31,11 +31,20 @@ def workflow_step(words: list[str], gpus: int, report_dir: Path) -> list[str]:
     return [word.replace("$GPU_COUNT", str(gpus)) for word in kept] + [f"--report-dir={report_dir}"]
 
 
+# kornia-2791's cuda:1 tests run in the serial step; torchvision-9606's GPU test is isolated there.
+SPLIT_BUGS = "--bug kornia-2791 --bug torchvision-9606"
+
+
 def check_the_steps_split(parallel: dict, serial: dict, gpus: int) -> None:
-    """The parallel step's xdist workers pinned one per GPU; kornia-2791's cuda:1 tests decide in
-    the serial step on two GPUs, and on one (as on a real one-GPU runner) nothing of it is left there."""
+    """The parallel step's xdist workers pinned one per GPU; torchvision-9606's isolated test ran on
+    each GPU in a pytest-isolated child that inherited the runner (without it the child sees no GPU
+    and skips saying so, not for nvJPEG); kornia-2791's cuda:1 tests decide in the serial step on
+    two GPUs, and on one (as on a real one-GPU runner) nothing of it is left there."""
     workers = parallel["environment"]["workers"]
     assert sorted(seen["cuda_visible_devices"] for seen in workers.values()) == [str(index) for index in range(gpus)]
+    visible = tuple(f"[cuda:{index}]" for index in range(gpus))
+    isolated = [test for test in serial["tests"] if "torchvision_9606" in test["nodeid"] and test["nodeid"].endswith(visible)]
+    assert len(isolated) == gpus and all("nvJPEG" in test["message"] for test in isolated), [(t["nodeid"], t["message"]) for t in isolated]
     verdict = next(v for v in serial["verdicts"] if v["bug_id"] == "kornia-2791")
     if gpus == 2:
         assert verdict["evidence"] == "simulated" and verdict["verdict"] in ("reproduced", "fixed"), verdict
@@ -44,25 +53,21 @@ def check_the_steps_split(parallel: dict, serial: dict, gpus: int) -> None:
 
 
 def test_both_workflow_steps_on_the_runner(tmp_path: Path) -> None:
-    """torchvision-9606's GPU test is isolated in the serial step: pytest-isolated's child must
-    inherit the runner (without it the child sees no GPU and skips saying so)."""
     gpus = 2
     parallel, serial = parallel_and_serial_steps(load_workflow())
-    selected = "--bug kornia-2791 --bug torchvision-9606"
     for name, words in (("parallel", parallel), ("serial", serial)):
         step = workflow_step(words, gpus, tmp_path / name)
-        done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *step], runner_env(gpus, PYTEST_ADDOPTS=selected))
+        done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *step], runner_env(gpus, PYTEST_ADDOPTS=SPLIT_BUGS))
         assert done.returncode == 0, f"{name}: {failures(done)}"
     documents = {name: json.loads((tmp_path / name / "results.json").read_text()) for name in ("parallel", "serial")}
     check_the_steps_split(documents["parallel"], documents["serial"], gpus)
-    isolated = [test for test in documents["serial"]["tests"] if "torchvision_9606" in test["nodeid"] and "[cuda:" in test["nodeid"]]
-    assert len(isolated) == gpus and all("nvJPEG" in test["message"] for test in isolated), [(t["nodeid"], t["message"]) for t in isolated]
 
 
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_acceptance_on_the_runner_is_kept_outside_reports_observed(gpus: int, tmp_path: Path) -> None:
     before = sorted(OBSERVED_ROOT.rglob("*"))
-    done = run([sys.executable, "-m", "reports", "acceptance", "--out", str(tmp_path)], runner_env(gpus, PYTEST_ADDOPTS=SELECTED))
+    selected = f"{SELECTED} --bug torchvision-9606"  # kornia-2791 is in both
+    done = run([sys.executable, "-m", "reports", "acceptance", "--out", str(tmp_path)], runner_env(gpus, PYTEST_ADDOPTS=selected))
     assert done.returncode == 0, failures(done)
     (folder,) = tmp_path.iterdir()
     assert folder.name.endswith("simcuda-simulated-gpu-no-real-gpu" + ("-x2" if gpus == 2 else ""))
