@@ -173,9 +173,9 @@ def test_every_flag_is_put_back_even_when_an_rng_state_cannot_be(monkeypatch) ->
 
 
 def test_the_seed_reaches_every_generator_a_test_can_draw_from(monkeypatch) -> None:
-    """The CPU generator, and inside a simulation the simulated CUDA generators, as torch.manual_seed
-    seeds them, without formatting a Python stack for seeds that cannot apply (torch.manual_seed
-    formats one for each accelerator kind the build knows)."""
+    """The CPU generator, and inside a simulation (where CUDA has started) the simulated CUDA
+    generators, as torch.manual_seed seeds them, without formatting a Python stack for seeds that
+    cannot apply (torch.manual_seed formats one for each accelerator kind the build knows)."""
     import traceback
 
     from fixtures.determinism.torch_state import seed_torch
@@ -184,7 +184,7 @@ def test_the_seed_reaches_every_generator_a_test_can_draw_from(monkeypatch) -> N
     formatted = []
     monkeypatch.setattr(traceback, "format_stack", lambda *args: formatted.append(args) or [])
 
-    def seed_torch_then_draw(device: str) -> torch.Tensor:
+    def seed_torch_then_draw(device: str) -> list:
         torch.manual_seed(11)
         expected = torch.rand(4, device=device).cpu()
         torch.manual_seed(0)  # elsewhere, so a seed that does not arrive shows
