@@ -4,6 +4,7 @@ pytest_plugins = [
     "fixtures.devices.plugin",
     "fixtures.determinism.plugin",
     "fixtures.known_bugs.plugin",
+    "fixtures.races.plugin",
     "reports.run.plugin_results",
     "reports.run.plugin_html",
     "fixtures.evidence.plugin",

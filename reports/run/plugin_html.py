@@ -34,7 +34,7 @@ EXTRA_COLUMNS = (
     ("size", "Size"),
     ("threads", "Threads"),
     ("evidence", "Evidence"),
-    ("iterations", "Iterations"),
+    ("attempts", "Attempts"),
 )
 _FIRST_EXTRA_COLUMN = 2
 _REPORT_DATA = pytest.StashKey[object]()

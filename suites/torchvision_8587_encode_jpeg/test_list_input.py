@@ -18,24 +18,19 @@ pytestmark = SUITE_MARKS
 BATCH = 4
 
 
-def test_list_encode_decodes_each_frame_to_its_source(device, race_budget, frame_rng, attach_image, record_property):
+def test_list_encode_decodes_each_frame_to_its_source(device, race_budget, frame_rng, attach_image):
     device = torch.device(device)
-    iterations = 0
-    try:
-        for iteration in race_budget.iterations():
-            sizes = [random_size(frame_rng, *SIZE_RANGE[device.type]) for _ in range(BATCH)]
-            contents = [list(IMAGE_MAKERS.values())[index % len(IMAGE_MAKERS)] for index in range(BATCH)]
-            sources = [
-                with_layout(make(height, width, frame_rng, device), LAYOUTS[index % len(LAYOUTS)])
-                for index, (make, (height, width)) in enumerate(zip(contents, sizes))
-            ]
-            with nvjpeg_failure_is_observed(Where(str(device), *sizes[0], iteration)):
-                encoded = encode_jpeg(sources, quality=QUALITY)
-            assert len(encoded) == BATCH, f"encode_jpeg returned {len(encoded)} results for {BATCH} frames"
-            for index, (source, data) in enumerate(zip(sources, encoded)):
-                height, width = sizes[index]
-                # "thread" is the frame's position in the list here: one thread encodes them all.
-                check_jpeg(source, data, Where(str(device), height, width, iteration, thread=index), attach_image)
-            iterations += 1
-    finally:
-        record_property("iterations", iterations)
+    for iteration in race_budget.iterations():
+        sizes = [random_size(frame_rng, *SIZE_RANGE[device.type]) for _ in range(BATCH)]
+        contents = [list(IMAGE_MAKERS.values())[index % len(IMAGE_MAKERS)] for index in range(BATCH)]
+        sources = [
+            with_layout(make(height, width, frame_rng, device), LAYOUTS[index % len(LAYOUTS)])
+            for index, (make, (height, width)) in enumerate(zip(contents, sizes))
+        ]
+        with nvjpeg_failure_is_observed(Where(str(device), *sizes[0], iteration)):
+            encoded = encode_jpeg(sources, quality=QUALITY)
+        assert len(encoded) == BATCH, f"encode_jpeg returned {len(encoded)} results for {BATCH} frames"
+        for index, (source, data) in enumerate(zip(sources, encoded)):
+            height, width = sizes[index]
+            # "thread" is the frame's position in the list here: one thread encodes them all.
+            check_jpeg(source, data, Where(str(device), height, width, iteration, thread=index), attach_image)

@@ -23,26 +23,21 @@ VICTIMS = 4  # tensors freed right before each decode, one of them likely handed
 
 # The decoder writes into freed memory; on a GPU that can fault the context.
 @pytest.mark.isolated_on_gpu
-def test_decode_after_caller_freed_memory(device, race_budget, frame_rng, attach_image, record_property):
+def test_decode_after_caller_freed_memory(device, race_budget, frame_rng, attach_image):
     """Reductions queued on the caller's stream still read freed tensors when decode_jpeg
     allocates; a wrong reduction means the decoder wrote into them."""
     device = torch.device(device)
-    iterations = 0
-    try:
-        for iteration in race_budget.iterations():
-            (source,) = cpu_frames(frame_rng, 1, device)
-            encoded = encode_jpeg(source, quality=QUALITY)
-            # Victims the size of the decoded frame, so the allocator can hand one to the decoder.
-            victims = [torch.full(source.shape, fill, dtype=torch.uint8, device=device) for fill in range(1, VICTIMS + 1)]
-            synchronize(device)  # the victims hold their values before the race starts
-            queue_long_work(device)
-            sums = [victim.sum() for victim in victims]  # queued behind the long work
-            del victims  # freed on the caller's stream while the sums are still queued
-            decoded = decode_jpeg(encoded, device=device)
-            synchronize(device)
-            where = Where(str(device), source.shape[1], source.shape[2], iteration)
-            check_untouched([int(total) for total in sums], source.numel(), where)
-            check_decoded(source, decoded, where, f"decode_jpeg(device={str(device)!r}) after frees", attach_image)
-            iterations += 1
-    finally:
-        record_property("iterations", iterations)
+    for iteration in race_budget.iterations():
+        (source,) = cpu_frames(frame_rng, 1, device)
+        encoded = encode_jpeg(source, quality=QUALITY)
+        # Victims the size of the decoded frame, so the allocator can hand one to the decoder.
+        victims = [torch.full(source.shape, fill, dtype=torch.uint8, device=device) for fill in range(1, VICTIMS + 1)]
+        synchronize(device)  # the victims hold their values before the race starts
+        queue_long_work(device)
+        sums = [victim.sum() for victim in victims]  # queued behind the long work
+        del victims  # freed on the caller's stream while the sums are still queued
+        decoded = decode_jpeg(encoded, device=device)
+        synchronize(device)
+        where = Where(str(device), source.shape[1], source.shape[2], iteration)
+        check_untouched([int(total) for total in sums], source.numel(), where)
+        check_decoded(source, decoded, where, f"decode_jpeg(device={str(device)!r}) after frees", attach_image)

@@ -11,8 +11,8 @@ import pytest
 import torch
 from torchvision.io import decode_jpeg, encode_jpeg
 
-from fixtures.determinism.race_budget import RaceBudget
 from fixtures.known_bugs.outcomes import BugObserved
+from fixtures.races.budget import RaceBudget, RaceRun
 from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, LAYOUTS, gradient_image, with_layout
 from suites.torchvision_8587_encode_jpeg.oracle import (
     MAX_BLOCK_ABS_DIFF,
@@ -148,11 +148,11 @@ def test_fault_noise_from_every_worker_thread(monkeypatch):
     monkeypatch.setattr(threaded, "encode_jpeg", noise_encoder)
     monkeypatch.setitem(threaded.FRAME_SIDE, "cpu", 64)  # the fault shows on any size; keep it fast
     properties: list[tuple[str, object]] = []
+    run = RaceRun(RaceBudget(2, None))
     with pytest.raises(BugObserved, match="2 of 2 threads saw a bad frame; first: cpu 64x64 iteration 0"):
-        threaded.test_threaded_encodes_under_load(
-            "cpu", 2, RaceBudget(2, None), 0, lambda name, image: None, lambda *item: properties.append(item)
-        )
-    assert properties == [("iterations", 0)]
+        threaded.test_threaded_encodes_under_load("cpu", 2, run, 0, lambda name, image: None, lambda *item: properties.append(item))
+    assert properties == [("sightings", 2)]
+    assert run.attempts == 2  # each thread's first frame, the one that saw it, is an attempt
 
 
 # --- partial frames: the real failure is often part of a frame left from the one before ---

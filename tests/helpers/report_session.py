@@ -55,7 +55,7 @@ def test_reproduced(record_property):
 
 @pytest.mark.known_bug("fake-regressed", evidence="proxy")
 def test_regressed(record_property, extras):
-    record_property("iterations", 7)
+    record_property("attempts", 7)
     for name, colour in (("source", "red"), ("decoded", "green"), ("difference", "blue")):
         extras.append(html_extras.png(png(colour), name))
     raise BugObserved("decoded image differs from the source")

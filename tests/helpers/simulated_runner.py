@@ -12,6 +12,7 @@ from pathlib import Path
 
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.versions import affected_status
+from fixtures.races.choice import CPU_BUDGET, gpu_choice
 from tests.conftest import REPO
 from tests.helpers import warm_python
 
@@ -74,5 +75,9 @@ def check_a_runner_report(report_dir: Path, gpus: int) -> None:
     nvjpeg = [test for test in document["tests"] if "torchvision_8587" in test["nodeid"] and "[cuda:" in test["nodeid"]]
     assert nvjpeg and all(test["outcome"] == "skipped" for test in nvjpeg), [(t["nodeid"], t["outcome"]) for t in nvjpeg]
     assert any("nvJPEG" in test["message"] for test in nvjpeg)
-
-
+    # The runner's GPUs get a GPU's race budget (no GPU has shown 8587: the unrecorded count), the CPU its own.
+    chosen = {test["nodeid"]: test["properties"].get("race_budget") for test in document["tests"]}
+    budgets = {nodeid: budget.partition(":")[0] for nodeid, budget in chosen.items() if budget}
+    on_gpu = str(gpu_choice("simcuda simulated GPU (no real GPU)", None, []).budget)
+    assert budgets == {nodeid: on_gpu if "[cuda:" in nodeid else str(CPU_BUDGET) for nodeid in budgets}
+    assert on_gpu in budgets.values() and on_gpu != str(CPU_BUDGET)

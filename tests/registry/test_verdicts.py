@@ -36,6 +36,9 @@ from fixtures.known_bugs.verdicts import (
     verdict_of_test,
 )
 from fixtures.known_bugs.versions import AffectedStatus, affected_status, place_release, range_start, version_is_affected, version_predates
+from fixtures.races.miss import Hunt
+from fixtures.races.odds import rate_at_least
+from fixtures.races.record import Trial
 
 BUGS = load_registry()
 
@@ -651,3 +654,56 @@ def test_a_clean_run_on_an_unplaced_build_records_not_observed_which_bisect_read
     answer = step_answer(record, "deterministic", fixed=False)
     assert answer == step_answer({**record, "verdict": "fixed"}, "deterministic", fixed=False)  # the verdict plays no part
     assert answer.bug_present is False
+
+
+# --- a race hunted on a GPU without a sighting: the verdict says how likely a miss was ---
+
+HUNT_9606 = "suites/torchvision_9606_decode_freed_memory/test_decode_after_free.py::test_decode_after_caller_freed_memory"
+RECORD_9606 = (
+    Trial("torchvision-9606", HUNT_9606, "NVIDIA H200", "0.26.0", 5, 1, 1, "s", 5),
+    Trial("torchvision-9606", HUNT_9606, "NVIDIA H200", "0.26.0", 8, 1, 1, "s", 8),
+)
+AFFECTED_0_26 = AffectedStatus(True, "0.26.0", "version 0.26.0")
+
+
+def clean_hunt(gpu: str | None, attempts: int) -> Observation:
+    return Observation(f"{HUNT_9606}[cuda:0]", DIRECT, NOT_OBSERVED, f"{attempts} attempts", Hunt(HUNT_9606, gpu, attempts))
+
+
+def test_a_clean_race_hunt_states_the_chance_it_missed() -> None:
+    verdict = bug_verdict(BUGS["torchvision-9606"], AFFECTED_0_26, [clean_hunt("NVIDIA H200", 3)], RECORD_9606)
+    assert verdict.verdict == "not-reproduced"
+    assert verdict.miss is not None and verdict.miss.chance == pytest.approx((1 - rate_at_least(2, 13)) ** 3)
+    assert verdict.detail == (
+        "3 attempts, none saw it; at the rate recorded (NVIDIA H200: 2 in 13, at least 2.8%) a miss had a chance of at most 92%"
+    )
+
+
+def test_a_clean_race_hunt_on_a_gpu_the_record_never_saw_cannot_bound_its_miss() -> None:
+    verdict = bug_verdict(BUGS["torchvision-9606"], AFFECTED_0_26, [clean_hunt("NVIDIA A100", 3)], RECORD_9606)
+    assert verdict.miss.chance is None
+    assert "no rate recorded on NVIDIA A100: the chance of a miss cannot be bounded" in verdict.detail
+
+
+def test_a_fixed_releases_clean_attempts_never_count_toward_the_rate() -> None:
+    """8587 on 0.26.0 (fixed) ran hundreds of clean attempts: they say nothing of how often 8587 fires."""
+    case = "suites/torchvision_8587_encode_jpeg/test_list_input.py::test_list_encode_decodes_each_frame_to_its_source"
+    record = (
+        Trial("torchvision-8587", case, "NVIDIA H200", "0.21.0", 10, 5, 1, "s", 2),
+        Trial("torchvision-8587", case, "NVIDIA H200", "0.26.0", 900, 0, 1, "s"),
+    )
+    hunt = Observation(f"{case}[cuda:0]", DIRECT, NOT_OBSERVED, "", Hunt(case, "NVIDIA H200", 7))
+    verdict = bug_verdict(BUGS["torchvision-8587"], AffectedStatus(False, "0.26.0", "version 0.26.0"), [hunt], record)
+    assert verdict.verdict == "fixed"
+    assert "(NVIDIA H200: 5 in 10, at least 22.2%)" in verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("bug_id", "observation", "role"),
+    [("kornia-2791", NOT_OBSERVED, DIRECT), ("torchvision-9606", OBSERVED, DIRECT), ("torchvision-9606", NOT_OBSERVED, CONTROL)],
+)
+def test_only_a_clean_direct_race_hunt_has_odds(bug_id: str, observation: str, role: str) -> None:
+    """A deterministic bug's clean run, a sighting and a control's run state no miss chance."""
+    seen = Observation(f"{HUNT_9606}[cuda:0]", role, observation, "5 attempts", Hunt(HUNT_9606, "NVIDIA H200", 5))
+    verdict = bug_verdict(BUGS[bug_id], AFFECTED_0_26, [seen], RECORD_9606)
+    assert verdict.miss is None and "a miss" not in verdict.detail

@@ -93,7 +93,7 @@ def test_report_page_shows_verdicts_columns_reasons_and_images(runs, screenshots
     tests = json.loads((runs["new"] / "results.json").read_text())["tests"]
     shown = [test for test in tests if test["outcome"] != "skipped"]
     assert len(re.findall(r'<tbody class="results-table-row \w+" id=', dom)) == len(shown)  # templates have no id
-    assert re.search(r'<td class="col-known_bug">fake-regressed</td>.*?<td class="col-iterations">7</td>', dom, re.S)
+    assert re.search(r'<td class="col-known_bug">fake-regressed</td>.*?<td class="col-attempts">7</td>', dom, re.S)
     assert '<td class="col-device">cpu</td>' in dom and '<td class="col-device">cuda:0</td>' not in dom
     # Each bug's test list links to its tests' rows, which the script drew with their node ids as ids.
     lists = "".join(re.findall(r'<div class="bug-tests">(.*?)</div>', dom, re.S))

@@ -127,11 +127,11 @@ def test_environment_table_holds_the_harness_facts(written) -> None:
     assert {"Python", "OS", "CPU", "CUDA runtime (torch build)", "cuDNN"} <= set(environment)
 
 
-def test_result_rows_carry_bug_device_size_threads_evidence_iterations(written) -> None:
+def test_result_rows_carry_bug_device_size_threads_evidence_attempts(written) -> None:
     _, data = written
     regressed = "".join(first_row(data, "test_regressed")["resultsTableRow"])
     assert '<td class="col-known_bug">fake-regressed</td>' in regressed
-    assert '<td class="col-evidence">proxy</td>' in regressed and '<td class="col-iterations">7</td>' in regressed
+    assert '<td class="col-evidence">proxy</td>' in regressed and '<td class="col-attempts">7</td>' in regressed
     assert '<td class="col-size">64x64</td>' in "".join(first_row(data, "test_reproduced")["resultsTableRow"])
     control = "".join(first_row(data, "test_direct[cpu-threads2]")["resultsTableRow"])
     assert '<td class="col-device">cpu</td>' in control and '<td class="col-threads">2</td>' in control
@@ -179,7 +179,7 @@ def test_xdist_run_writes_the_same_rows_and_verdicts(harness: pytest.Pytester, t
     verdict_rows = {name: re.findall(r'<tr class="verdict-row [^"]+" data-bug="[^"]+">', page) for name, page in pages.items()}
     assert verdict_rows["parallel"] == verdict_rows["serial"] and len(verdict_rows["serial"]) == 3
     regressed = "".join(first_row(data["parallel"], "test_regressed")["resultsTableRow"])
-    assert '<td class="col-iterations">7</td>' in regressed  # properties made it back from the worker
+    assert '<td class="col-attempts">7</td>' in regressed  # properties made it back from the worker
     assert first_row(data["parallel"], "test_regressed")["extras"][0]["content"].count("<img") == 3
     assert serial.ret == parallel.ret == pytest.ExitCode.TESTS_FAILED
 

@@ -1,12 +1,16 @@
-"""--race-budget: parsing, and that iteration stops on count or on time."""
+"""--race-budget: parsing, iteration stopping on count or on time, the attempts a race test makes
+(from any thread), and the budget a session gives a race test by default and when told."""
 
 from __future__ import annotations
 
 import itertools
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
-from fixtures.determinism.race_budget import RaceBudget, RaceBudgetError, parse_race_budget
+from fixtures.races.budget import RaceBudget, RaceBudgetError, RaceRun, parse_race_budget
 
 
 @pytest.mark.parametrize(
@@ -35,3 +39,46 @@ def test_time_bounds_iterations() -> None:
 def test_at_least_one_iteration_however_small_the_time() -> None:
     ticks = itertools.count(0.0, 100.0)
     assert list(RaceBudget(None, 0.001).iterations(clock=lambda: next(ticks))) == [0]
+
+
+@pytest.mark.parametrize(("budget", "text"), [(RaceBudget(162, 20.0), "162,20s"), (RaceBudget(None, 2.5), "2.5s"), (RaceBudget(20, None), "20")])
+def test_a_budget_reads_as_the_option_writes_it(budget: RaceBudget, text: str) -> None:
+    assert str(budget) == text and parse_race_budget(text) == budget
+
+
+def test_every_attempt_begun_is_counted_from_every_thread() -> None:
+    run = RaceRun(RaceBudget(50, None))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda _: sum(1 for _ in run.iterations()), range(8)))
+    assert run.attempts == 8 * 50
+
+
+def test_the_attempt_that_saw_the_bug_counts() -> None:
+    run = RaceRun(RaceBudget(10, None))
+    with pytest.raises(AssertionError):
+        for index in run.iterations():
+            assert index < 3
+    assert run.attempts == 4
+
+
+RACE_TEST = """
+import pytest
+from concurrent.futures import ThreadPoolExecutor
+
+
+@pytest.mark.known_bug("torchvision-9606")
+def test_hunt(device, race_budget):
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda _: [index for index in race_budget.iterations()], range(2)))
+"""
+
+
+@pytest.mark.parametrize(
+    ("option", "budget", "attempts"), [([], "3,20s: the CPU control's budget", 6), (["--race-budget", "4"], "4: --race-budget", 8)]
+)
+def test_a_race_test_reports_its_budget_and_attempts(harness, tmp_path: Path, option: list[str], budget: str, attempts: int) -> None:
+    harness.makepyfile(RACE_TEST)
+    harness.runpytest("--device", "cpu", f"--report-dir={tmp_path}", *option).assert_outcomes(passed=1)
+    (test,) = json.loads((tmp_path / "results.json").read_text())["tests"]
+    assert test["properties"]["race_budget"].startswith(budget)
+    assert test["properties"]["attempts"] == attempts  # two threads, each the whole count

@@ -1,0 +1,152 @@
+"""The odds of a race hunt: the rate bounds and miss chances (against closed forms and published
+Clopper-Pearson values), the budget a GPU test gets from the record, and what a clean hunt's
+verdict says."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.races.budget import RaceBudget
+from fixtures.races.choice import CPU_BUDGET, SIZED_SECONDS, UNRECORDED_SECONDS, cpu_choice, gpu_choice
+from fixtures.races.miss import Hunt, miss_odds
+from fixtures.races.odds import attempts_for, binomial_tail, miss_chance, rate_at_least, rate_at_most
+from fixtures.races.record import Tally
+
+
+@pytest.mark.parametrize(
+    ("sightings", "attempts", "low", "high"),
+    [
+        (5, 10, 0.2224, 0.7776),  # the 90% two-sided Clopper-Pearson interval of 5/10 (its one-sided 95% ends)
+        (0, 10, 0.0, 0.2589),
+        (10, 10, 0.7411, 1.0),
+    ],
+)
+def test_rate_bounds_match_published_clopper_pearson_values(sightings: int, attempts: int, low: float, high: float) -> None:
+    assert rate_at_least(sightings, attempts) == pytest.approx(low, abs=5e-5)
+    assert rate_at_most(sightings, attempts) == pytest.approx(high, abs=5e-5)
+
+
+@pytest.mark.parametrize(("sightings", "attempts"), [(2, 13), (1, 5), (7, 40), (40, 200)])
+def test_rate_bounds_are_the_beta_quantiles(sightings: int, attempts: int) -> None:
+    """Clopper-Pearson's other form, through the regularized incomplete beta function (mpmath, which
+    torch's sympy brings): the lower bound is the 5% quantile of Beta(s, n - s + 1), the upper the
+    95% quantile of Beta(s + 1, n - s). 2 in 13 is torchvision-9606 on the H200, as the record holds it."""
+    mpmath = pytest.importorskip("mpmath", reason="mpmath (a dependency of torch's sympy) is not installed")
+    low, high = rate_at_least(sightings, attempts), rate_at_most(sightings, attempts)
+    assert float(mpmath.betainc(sightings, attempts - sightings + 1, 0, low, regularized=True)) == pytest.approx(0.05, abs=1e-9)
+    assert float(mpmath.betainc(sightings + 1, attempts - sightings, 0, high, regularized=True)) == pytest.approx(0.95, abs=1e-9)
+
+
+@pytest.mark.parametrize("attempts", [1, 3, 13, 200, 2000])
+def test_rate_bounds_match_their_closed_forms(attempts: int) -> None:
+    """One sighting: 1 - 0.95 ** (1/n); all sightings: 0.05 ** (1/n); none: 1 - 0.05 ** (1/n)."""
+    assert rate_at_least(1, attempts) == pytest.approx(1 - 0.95 ** (1 / attempts), rel=1e-9)
+    assert rate_at_least(attempts, attempts) == pytest.approx(0.05 ** (1 / attempts), rel=1e-9)
+    assert rate_at_most(0, attempts) == pytest.approx(1 - 0.05 ** (1 / attempts), rel=1e-9)
+
+
+def test_the_bounds_are_where_the_tail_crosses_five_percent() -> None:
+    assert binomial_tail(2, 13, rate_at_least(2, 13)) == pytest.approx(0.05, abs=1e-12)
+    assert 1 - binomial_tail(1, 13, rate_at_most(0, 13)) == pytest.approx(0.05, abs=1e-12)
+    assert binomial_tail(0, 13, 0.3) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("rate", "miss", "count"),
+    [(0.5, 0.01, 7), (0.1, 0.01, 44), (0.0281, 0.01, 162), (0.5, 0.5, 1), (1.0, 0.01, 1), (0.995, 0.01, 1)],
+)
+def test_attempts_for_is_the_fewest_whose_miss_is_within(rate: float, miss: float, count: int) -> None:
+    assert attempts_for(rate, miss) == count
+    assert miss_chance(rate, count) <= miss
+    assert count == 1 or miss_chance(rate, count - 1) > miss
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: rate_at_least(3, 2), "3 sightings in 2 attempts"),
+        (lambda: rate_at_most(0, 0), "0 sightings in 0 attempts"),
+        (lambda: attempts_for(0.0, 0.01), "rate 0.0"),
+        (lambda: miss_chance(1.5, 3), "rate 1.5"),
+    ],
+)
+def test_impossible_counts_are_named(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+H200 = Tally(gpu="NVIDIA H200", attempts=13, sightings=2, runs=3, first_sighting=5)
+A100_CLEAN = Tally(gpu="NVIDIA A100", attempts=300, sightings=0, runs=1, first_sighting=None)
+H100 = Tally(gpu="NVIDIA H100", attempts=200, sightings=199, runs=1, first_sighting=1)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "here", "elsewhere", "budget", "basis"),
+    [
+        ("NVIDIA H200", H200, [H200], RaceBudget(162, SIZED_SECONDS), "sized for a 1% miss at the rate NVIDIA H200 showed (2 in 13"),
+        # This model never saw it (clean attempts only): the lowest-rate model that did sizes the count.
+        ("NVIDIA A100", A100_CLEAN, [A100_CLEAN, H200, H100], RaceBudget(162, SIZED_SECONDS), "none recorded for NVIDIA A100"),
+        ("an unknown GPU", None, [H100], RaceBudget(2, SIZED_SECONDS), "the rate NVIDIA H100 showed (199 in 200"),
+        ("NVIDIA H200", None, [], RaceBudget(7, UNRECORDED_SECONDS), "no GPU has shown it: 7 attempts catch a race firing on 50%"),
+    ],
+)
+def test_the_gpu_budget_is_sized_from_the_record(gpu, here, elsewhere, budget: RaceBudget, basis: str) -> None:
+    choice = gpu_choice(gpu, here, elsewhere)
+    assert choice.budget == budget
+    assert basis in choice.basis
+
+
+def test_a_budget_never_stops_before_a_recorded_first_sighting() -> None:
+    late = Tally(gpu="G", attempts=40, sightings=30, runs=2, first_sighting=25)  # frequent, but the first came late
+    assert attempts_for(rate_at_least(30, 40), 0.01) < 25
+    assert gpu_choice("G", late, [late]).budget.max_iterations == 25
+
+
+def test_the_cpu_keeps_its_small_budget() -> None:
+    assert cpu_choice().budget == CPU_BUDGET == RaceBudget(3, 20.0)
+
+
+CASE = "suites/x/test_x.py::test_race"
+
+
+def test_a_clean_hunt_on_a_recorded_gpu_states_its_miss_chance() -> None:
+    odds = miss_odds([Hunt(CASE, "NVIDIA H200", 3)], lambda case, gpu: H200 if (case, gpu) == (CASE, "NVIDIA H200") else None)
+    assert odds.chance == pytest.approx((1 - rate_at_least(2, 13)) ** 3)
+    assert odds.words() == ("3 attempts, none saw it; at the rate recorded (NVIDIA H200: 2 in 13, at least 2.8%) a miss had a chance of at most 92%")
+
+
+def test_a_clean_hunt_long_enough_for_the_target_states_one_percent_or_less() -> None:
+    odds = miss_odds([Hunt(CASE, "NVIDIA H200", 162)], lambda case, gpu: H200)
+    assert odds.chance <= 0.01 and "a miss had a chance of at most 1%" in odds.words()
+
+
+def test_without_a_recorded_rate_the_miss_is_unbounded_and_says_what_the_attempts_rule_out() -> None:
+    odds = miss_odds([Hunt(CASE, "NVIDIA H200", 3), Hunt(CASE + "[b]", "NVIDIA H200", 24)], lambda case, gpu: None)
+    assert odds.chance is None and odds.attempts == 27 and odds.tests == 2
+    assert odds.open_rate == pytest.approx(rate_at_most(0, 3))  # the shortest hunt is the weakest
+    assert odds.words() == (
+        "27 attempts in 2 tests, none saw it; no rate recorded on NVIDIA H200: the chance of a miss cannot be bounded; "
+        "each test leaves a rate up to 63% per attempt open (95% confidence)"
+    )
+
+
+def test_a_gpu_whose_record_never_saw_the_bug_bounds_nothing() -> None:
+    odds = miss_odds([Hunt(CASE, "NVIDIA A100", 50)], lambda case, gpu: A100_CLEAN)
+    assert odds.chance is None and odds.unrecorded == ("NVIDIA A100",)
+
+
+def test_hunts_without_a_rate_leave_the_bound_of_the_others_standing() -> None:
+    """P(all missed) <= the product over the hunts with a rate: the others' factors are at most 1."""
+    odds = miss_odds([Hunt(CASE, "NVIDIA H200", 10), Hunt(CASE, "NVIDIA L4", 10)], lambda case, gpu: H200 if gpu == "NVIDIA H200" else None)
+    assert odds.chance == pytest.approx((1 - rate_at_least(2, 13)) ** 10)
+    assert odds.words().endswith("; not counted: no rate recorded on NVIDIA L4")
+
+
+def test_independent_hunts_multiply() -> None:
+    odds = miss_odds([Hunt("a", "G", 5), Hunt("b", "G", 7)], lambda case, gpu: H100 if case == "a" else H200)
+    assert odds.chance == pytest.approx(miss_chance(rate_at_least(199, 200), 5) * miss_chance(rate_at_least(2, 13), 7))
+
+
+def test_no_counted_hunt_has_no_odds() -> None:
+    assert miss_odds([Hunt(CASE, "G", 0)], lambda case, gpu: H200) is None
+    assert miss_odds([], lambda case, gpu: H200) is None

@@ -1,0 +1,192 @@
+"""The race record (fixtures/races/trials.toml): every row read again from the run it names, rows
+checked as they load, and the pieces that make a row (the case without its device, the GPU model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fixtures.devices.gpus import gpu_model
+from fixtures.known_bugs.plugin import _load_race_record
+from fixtures.known_bugs.registry import load_registry
+from fixtures.races.record import (
+    RecordError,
+    Trial,
+    case_of,
+    load_record,
+    pooled,
+    record_text,
+    tallies,
+    trials_from_results,
+)
+from tests.conftest import REPO
+
+RACE_BUGS = {bug.id for bug in load_registry().values() if bug.kind == "race"}
+RECORD = load_record()
+
+
+@pytest.mark.parametrize("source", sorted({trial.source for trial in RECORD}))
+def test_every_row_is_what_its_source_run_shows(source: str) -> None:
+    document = json.loads((REPO / source).read_text(encoding="utf-8"))
+    assert [trial for trial in RECORD if trial.source == source] == trials_from_results(document, source, RACE_BUGS)
+
+
+def test_the_record_holds_only_real_gpu_runs_of_race_bugs() -> None:
+    assert RECORD and {trial.bug for trial in RECORD} <= RACE_BUGS
+    assert all(trial.source.startswith("reports/observed/") and "simcuda" not in trial.gpu for trial in RECORD)
+
+
+def test_a_row_for_a_bug_that_is_no_race_stops_the_run() -> None:
+    registry = load_registry()
+    del registry["torchvision-9606"]
+    with pytest.raises(pytest.UsageError, match="race record: row\\(s\\) for torchvision-9606, which the registry has no race bug for"):
+        _load_race_record(registry)
+
+
+ROW = {
+    "bug": "torchvision-9606",
+    "case": "suites/x.py::test_x",
+    "gpu": "NVIDIA H200",
+    "release": "0.26.0",
+    "attempts": 5,
+    "sightings": 1,
+    "first_sighting": 5,
+    "seed": 7,
+    "source": "reports/observed/x/results.json",
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"attempts": None}, "trial 1: missing: attempts"),
+        ({"colour": "red"}, "trial 1: unknown: colour"),
+        ({"gpu": ""}, "must be non-empty strings: gpu"),
+        ({"attempts": 2.5}, "must be whole numbers, 0 or more: attempts"),
+        ({"sightings": True}, "must be whole numbers, 0 or more: sightings"),
+        ({"sightings": 6}, "6 sightings in 5 attempts"),
+        ({"attempts": 0, "sightings": 0, "first_sighting": None}, "0 sightings in 0 attempts"),
+        ({"first_sighting": None}, "first_sighting None does not fit 1 sightings in 5 attempts"),
+        ({"first_sighting": 6}, "first_sighting 6 does not fit"),
+        ({"sightings": 0}, "first_sighting 5 does not fit 0 sightings"),
+    ],
+)
+def test_a_malformed_row_is_one_line_naming_it(tmp_path: Path, change: dict, message: str) -> None:
+    row = {key: value for key, value in {**ROW, **change}.items() if value is not None}
+    path = tmp_path / "trials.toml"
+    path.write_text(record_text([]) + "[[trial]]\n" + "\n".join(f"{key} = {json.dumps(value)}" for key, value in row.items()) + "\n")
+    with pytest.raises(RecordError, match=f"^{path}: .*{message.replace('(', '.').replace(')', '.')}") as raised:
+        load_record(path)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [("[[trial]\n", "not valid TOML"), ("[other]\nx = 1\n", "unknown table\\(s\\) other"), ("trial = 3\n", "array of tables")]
+)
+def test_a_malformed_file_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "trials.toml"
+    path.write_text(text)
+    with pytest.raises(RecordError, match=message):
+        load_record(path)
+    with pytest.raises(RecordError, match="cannot read the race record"):
+        load_record(tmp_path / "absent.toml")
+
+
+def test_rows_written_read_back_as_they_were(tmp_path: Path) -> None:
+    path = tmp_path / "trials.toml"
+    path.write_text(record_text(RECORD))
+    assert load_record(path) == RECORD
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "device_id", "case"),
+    [
+        ("s/t.py::test_x[cuda:0]", "cuda:0", "s/t.py::test_x"),
+        ("s/t.py::test_x[cuda:1-threads8]", "cuda:1", "s/t.py::test_x[threads8]"),
+        ("s/t.py::test_x[cpu-reduce-overhead]", "cpu", "s/t.py::test_x[reduce-overhead]"),
+        ("s/t.py::test_x[single-cuda:0]", "cuda:0", "s/t.py::test_x[single]"),
+        ("s/t.py::test_x[threads8]", None, "s/t.py::test_x[threads8]"),
+        ("s/t.py::test_x", "cuda:0", "s/t.py::test_x"),
+    ],
+)
+def test_a_case_is_its_test_without_the_device(nodeid: str, device_id: str | None, case: str) -> None:
+    assert case_of(nodeid, device_id) == case
+
+
+@pytest.mark.parametrize(
+    ("label", "model"),
+    [
+        ("0: NVIDIA H200 (81127b78-cdb6-061d-7960-d89ea8bfb274)", "NVIDIA H200"),
+        ("GPU-5d3e: NVIDIA H100 80GB HBM3 (GPU-5d3e)", "NVIDIA H100 80GB HBM3"),
+        ("0: simcuda simulated GPU (no real GPU) (GPU-00)", "simcuda simulated GPU (no real GPU)"),
+        (None, None),
+        ("garbled", None),
+    ],
+)
+def test_the_gpu_model_is_read_from_a_tests_gpu_property(label: str | None, model: str | None) -> None:
+    assert gpu_model(label) == model
+
+
+def document(properties: dict, simulated_runner: str | None = None) -> dict:
+    return {
+        "environment": {"simulated_runner": simulated_runner},
+        "verdicts": [{"bug_id": "torchvision-9606", "installed": "0.26.0"}],
+        "tests": [
+            {
+                "nodeid": "s/t.py::test_x[cuda:0]",
+                "properties": {"known_bug": "torchvision-9606", "device": "cuda:0", "gpu": "0: G (u)", "seed": 3, **properties},
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("properties", "attempts", "sightings", "first"),
+    [
+        ({"observation": "observed", "attempts": 5}, 5, 1, 5),
+        ({"observation": "not-observed", "attempts": 40}, 40, 0, None),
+        ({"observation": "observed", "attempts": 24, "sightings": 3}, 24, 3, 24),  # threads: one each
+        ({"observation": "observed", "iterations": 4}, 5, 1, 5),  # written before attempts were counted
+        ({"observation": "not-observed", "iterations": 3}, 3, 0, None),
+    ],
+)
+def test_trials_are_read_from_a_runs_results(properties: dict, attempts: int, sightings: int, first: int | None) -> None:
+    assert trials_from_results(document(properties), "r.json", {"torchvision-9606"}) == [
+        Trial("torchvision-9606", "s/t.py::test_x", "G", "0.26.0", attempts, sightings, 3, "r.json", first)
+    ]
+
+
+@pytest.mark.parametrize(
+    "properties",
+    [
+        {"observation": "inconclusive", "attempts": 1},
+        {"observation": "not-observed"},
+        {"observation": "error", "attempts": 2},
+        {"observation": "not-observed", "attempts": 0},
+    ],
+)
+def test_what_is_no_trial(properties: dict) -> None:
+    """Refused, erred or uncounted hunts are no attempts at the race."""
+    assert trials_from_results(document(properties), "r.json", {"torchvision-9606"}) == []
+
+
+def test_a_rehearsal_on_the_simulated_runner_is_never_a_trial() -> None:
+    rehearsal = document({"observation": "not-observed", "attempts": 7}, simulated_runner="simulated 1-GPU runner: no real GPU")
+    assert trials_from_results(rehearsal, "r.json", {"torchvision-9606"}) == []
+
+
+def test_tallies_pool_runs_per_gpu_over_the_releases_that_have_the_bug() -> None:
+    rows = [
+        Trial("b", "c", "G", "1.0", 5, 1, 1, "s", 5),
+        Trial("b", "c", "G", "1.0", 3, 0, 1, "s"),
+        Trial("b", "c", "G", "2.0", 900, 0, 1, "s"),  # a fixed release: says nothing of the rate
+        Trial("b", "c", "H", "1.0", 10, 2, 1, "s", 10),
+        Trial("b", "other", "G", "1.0", 10, 10, 1, "s", 1),
+    ]
+    by_gpu = tallies(rows, "b", "c", lambda release: release == "1.0")
+    assert by_gpu["G"] == pooled(rows[:2]) == pooled([rows[1], rows[0]])
+    assert (by_gpu["G"].attempts, by_gpu["G"].sightings, by_gpu["G"].runs, by_gpu["G"].first_sighting) == (8, 1, 2, 5)
+    assert set(by_gpu) == {"G", "H"}
+    assert pooled([]) is None
