@@ -7,6 +7,7 @@ pytest_plugins = [
     "fixtures.races.plugin",
     "reports.run.plugin_results",
     "reports.run.plugin_html",
+    "reports.run.plugin_timings",
     "fixtures.evidence.plugin",
     "fixtures.sweeps.plugin",
 ]

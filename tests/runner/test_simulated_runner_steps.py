@@ -45,6 +45,8 @@ def check_the_steps_split(parallel: dict, serial: dict, gpus: int) -> None:
     visible = tuple(f"[cuda:{index}]" for index in range(gpus))
     isolated = [test for test in serial["tests"] if "torchvision_9606" in test["nodeid"] and test["nodeid"].endswith(visible)]
     assert len(isolated) == gpus and all("nvJPEG" in test["message"] for test in isolated), [(t["nodeid"], t["message"]) for t in isolated]
+    children = serial["timings"]["isolated_children"]  # one child per test file and GPU, timed apart from its tests
+    assert children["count"] == gpus and children["process_start_and_exit_s"] > 0, serial["timings"]
     verdict = next(v for v in serial["verdicts"] if v["bug_id"] == "kornia-2791")
     if gpus == 2:
         assert verdict["evidence"] == "simulated" and verdict["verdict"] in ("reproduced", "fixed"), verdict

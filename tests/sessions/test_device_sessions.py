@@ -261,3 +261,61 @@ def test_a_crashed_workers_replacement_is_pinned_to_the_freed_gpu(harness, tmp_p
     result.stdout.fnmatch_lines(["*replacing crashed worker gw*"])
     pins = {path.name: path.read_text() for path in tmp_path.iterdir() if path.name.startswith("gw")}
     assert pins == {"gw0": "0", "gw1": "1", "gw2": "1"}
+
+
+ISOLATED_FIRST = """
+import pytest
+
+
+@pytest.mark.isolated_on_gpu(timeout=100)
+@pytest.mark.parametrize("n", [1, 2])
+def test_a(device, n):
+    pass
+
+
+@pytest.mark.isolated_on_gpu(timeout=100)
+def test_b(device):
+    pass
+
+
+def test_c(device):
+    pass
+"""
+ISOLATED_SECOND = """
+import pytest
+
+
+@pytest.mark.isolated_on_gpu(timeout=100)
+def test_d(device):
+    pass
+"""
+PRINT_CHILDREN = """
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        marker = item.get_closest_marker("isolated")
+        if marker is not None:
+            print("CHILD", marker.kwargs["group"], marker.kwargs["timeout"], item.nodeid.split("::")[1])
+"""
+
+
+def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus) -> None:
+    """A child costs seconds of imports: a file's isolated tests on one GPU share one, and nothing
+    else does (another file, another GPU, the CPU, an unmarked test); its timeout is theirs together."""
+    gpus(2)
+    harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n{PRINT_CHILDREN}")
+    harness.makepyfile(test_first=ISOLATED_FIRST, test_second=ISOLATED_SECOND)
+    result = harness.runpytest("--device", "cpu,cuda:0,cuda:1", "--collect-only", "-q", "-s")
+    children = sorted(line.split(" ", 1)[1] for line in result.outlines if line.startswith("CHILD "))
+    assert children == sorted(
+        [
+            *(f"test_first.py on cuda:{gpu} 300 {test}" for gpu in (0, 1) for test in (f"test_a[cuda:{gpu}-1]", f"test_a[cuda:{gpu}-2]")),
+            "test_first.py on cuda:0 300 test_b[cuda:0]",
+            "test_first.py on cuda:1 300 test_b[cuda:1]",
+            "test_second.py on cuda:0 100 test_d[cuda:0]",
+            "test_second.py on cuda:1 100 test_d[cuda:1]",
+        ]
+    )
