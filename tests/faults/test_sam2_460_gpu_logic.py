@@ -104,7 +104,7 @@ def fake_gpu_run(monkeypatch: pytest.MonkeyPatch, skips_after: int, recorded: in
 def run_glue(record_property) -> None:
     """The GPU test on cuda:1; whether the position encoding is the stand-in (a control) is no
     matter to the glue under test."""
-    compiled_encoder.test_compiled_encoder_matches_eager("cuda:1", "max-autotune", record_property, lambda source: None)
+    compiled_encoder.test_compiled_encoder_matches_eager("cuda:1", "max-autotune", record_property, lambda source: None, runnable_gpus=["cuda:1"])
 
 
 @pytest.mark.parametrize(("skips_after", "recorded", "verdict"), [(0, 0, Inconclusive), (1, 3, Inconclusive), (0, 3, None)])
@@ -159,3 +159,21 @@ def test_torchs_overwrite_error_is_a_sighting_whatever_was_recorded(monkeypatch,
     with pytest.raises(BugObserved, match="accessing tensor output of CUDAGraphs") as raised:
         run_glue(lambda k, v: None)
     assert raised.type is BugObserved
+
+
+@pytest.mark.parametrize(("runnable", "runs"), [(["cuda:0"], False), ([], True)])
+def test_the_cpu_twin_runs_only_where_no_gpu_runs_the_direct_test(monkeypatch, runnable: list[str], runs: bool) -> None:
+    """The twin is a control that compiles with inductor (64 s cold on an H200): where the session
+    runs the direct test on a GPU it adds nothing, and it says so; without one it runs."""
+    compared: list[str] = []
+    fake_gpu_run(monkeypatch, skips_after=0, recorded=0, compare=lambda *args: compared.append("compared"))
+
+    def twin() -> None:
+        compiled_encoder.test_compiled_encoder_matches_eager("cpu", "reduce-overhead", lambda *item: None, lambda source: None, runnable)
+
+    if runs:
+        twin()
+    else:
+        with pytest.raises(pytest.skip.Exception, match="CPU twin .* left out: cuda:0 runs the direct test in this session"):
+            twin()
+    assert compared == (["compared"] if runs else [])

@@ -219,7 +219,7 @@ def test_risky_gpu_tests_are_isolated_only_on_a_visible_gpu(harness, gpus) -> No
     items, _ = harness.inline_genitems("--device", "cpu,cuda:0,cuda:1")
     isolated = {item.name: item.get_closest_marker("isolated") for item in items}
     assert {name for name, marker in isolated.items() if marker} == {"test_risky[cuda:0]"}
-    assert isolated["test_risky[cuda:0]"].kwargs == {"timeout": 30}
+    assert isolated["test_risky[cuda:0]"].kwargs == {"group": "test_risky_gpu_tests_are_isolated_only_on_a_visible_gpu.py on cuda:0", "timeout": 30}
 
 
 # Every worker, the replacement too (it may get no test left to run), records its pin at start.
