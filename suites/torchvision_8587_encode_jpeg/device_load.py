@@ -12,7 +12,11 @@ import torch.nn.functional as F
 # there they only exercise the code path (nothing is queued on a CPU).
 _CONV_BATCH, _CONV_CHANNELS, _CONV_SIDE = 8, 64, 256
 _CPU_MATMUL_SIDE = 128
-_LONG_MATMUL_SIDE = {"cuda": 4096, "cpu": 64}
+# What upstream's reproducers hold the caller's stream with (pytorch/vision PR 9606: 199 of 200
+# decodes wrote into freed memory on an H100; torchcodec PR 1634's regression test): a kernel
+# that spins for 200 million cycles, ~100 ms at a GPU's ~2 GHz. Every kernel queued behind it
+# runs long after the decoder could have written.
+_STALL_CYCLES = 200_000_000
 
 
 def synchronize(device: torch.device) -> None:
@@ -40,8 +44,11 @@ def keep_busy_until(done: Callable[[], bool], device: torch.device) -> int:
             return steps
 
 
-def queue_long_work(device: torch.device) -> torch.Tensor:
-    """A kernel that keeps the caller's stream busy for a while (milliseconds on a GPU)."""
-    side = _LONG_MATMUL_SIDE[device.type]
-    matrix = torch.randn(side, side, device=device)
-    return matrix @ matrix @ matrix
+def queue_long_work(device: torch.device) -> None:
+    """Keep the caller's stream busy for ~100 ms on a GPU (torch's spin kernel, which its own
+    stream tests use); on CPU, where nothing is queued, a small matmul runs the path."""
+    if device.type == "cuda":
+        torch.cuda._sleep(_STALL_CYCLES)
+        return
+    matrix = torch.randn(_CPU_MATMUL_SIDE, _CPU_MATMUL_SIDE)
+    matrix @ matrix

@@ -47,6 +47,13 @@ def textured_image(height: int, width: int, rng: torch.Generator, device: torch.
 IMAGE_MAKERS: dict[str, ImageMaker] = {"gradient": gradient_image, "textured": textured_image}
 
 
+def image_maker(index: int) -> ImageMaker:
+    """The maker of the index-th frame: gradient, textured, gradient, ... so a stale frame is never
+    of the same kind as the one it stands in for."""
+    makers = list(IMAGE_MAKERS.values())
+    return makers[index % len(makers)]
+
+
 def random_size(rng: torch.Generator, low: int, high: int) -> tuple[int, int]:
     """(height, width), each uniform in [low, high]: non-square, odd sides included."""
     height, width = torch.randint(low, high + 1, (2,), generator=rng).tolist()
@@ -67,6 +74,5 @@ LAYOUTS = ("contiguous", "channels_last")
 
 def cpu_frames(rng: torch.Generator, count: int, decoder: torch.device) -> list[torch.Tensor]:
     """Frames built on CPU (for the CPU encoder), sized for the device that will decode them."""
-    makers = list(IMAGE_MAKERS.values())
     sizes = [random_size(rng, *SIZE_RANGE[decoder.type]) for _ in range(count)]
-    return [makers[index % len(makers)](*size, rng, torch.device("cpu")) for index, size in enumerate(sizes)]
+    return [image_maker(index)(*size, rng, torch.device("cpu")) for index, size in enumerate(sizes)]

@@ -8,7 +8,7 @@ import torch
 
 from fixtures.known_bugs.library_api import library_api
 
-from .images import IMAGE_MAKERS, LAYOUTS, SIZE_RANGE, random_size, with_layout
+from .images import LAYOUTS, SIZE_RANGE, image_maker, random_size, with_layout
 from .marks import SUITE_MARKS
 from .oracle import QUALITY, Where, check_jpeg, nvjpeg_failure_is_observed
 
@@ -16,16 +16,12 @@ encode_jpeg = library_api("torchvision.io", "encode_jpeg", first_release="0.8.0"
 
 pytestmark = SUITE_MARKS
 
-CONTENT_ORDER = ("gradient", "textured")  # alternated, so a stale frame is never of the same kind
-
-
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_consecutive_encodes_decode_to_their_source(device, layout, race_budget, frame_rng, attach_image):
     device = torch.device(device)
     for iteration in race_budget.iterations():
         height, width = random_size(frame_rng, *SIZE_RANGE[device.type])
-        make = IMAGE_MAKERS[CONTENT_ORDER[iteration % len(CONTENT_ORDER)]]
-        source = with_layout(make(height, width, frame_rng, device), layout)
+        source = with_layout(image_maker(iteration)(height, width, frame_rng, device), layout)
         where = Where(str(device), height, width, iteration)
         with nvjpeg_failure_is_observed(where):
             encoded = encode_jpeg(source, quality=QUALITY)

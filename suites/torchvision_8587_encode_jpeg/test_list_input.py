@@ -7,7 +7,7 @@ import torch
 
 from fixtures.known_bugs.library_api import library_api
 
-from .images import IMAGE_MAKERS, LAYOUTS, SIZE_RANGE, random_size, with_layout
+from .images import LAYOUTS, SIZE_RANGE, image_maker, random_size, with_layout
 from .marks import SUITE_MARKS
 from .oracle import QUALITY, Where, check_jpeg, nvjpeg_failure_is_observed
 
@@ -22,10 +22,9 @@ def test_list_encode_decodes_each_frame_to_its_source(device, race_budget, frame
     device = torch.device(device)
     for iteration in race_budget.iterations():
         sizes = [random_size(frame_rng, *SIZE_RANGE[device.type]) for _ in range(BATCH)]
-        contents = [list(IMAGE_MAKERS.values())[index % len(IMAGE_MAKERS)] for index in range(BATCH)]
         sources = [
-            with_layout(make(height, width, frame_rng, device), LAYOUTS[index % len(LAYOUTS)])
-            for index, (make, (height, width)) in enumerate(zip(contents, sizes))
+            with_layout(image_maker(index)(height, width, frame_rng, device), LAYOUTS[index % len(LAYOUTS)])
+            for index, (height, width) in enumerate(sizes)
         ]
         with nvjpeg_failure_is_observed(Where(str(device), *sizes[0], iteration)):
             encoded = encode_jpeg(sources, quality=QUALITY)

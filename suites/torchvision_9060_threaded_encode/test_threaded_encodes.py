@@ -13,7 +13,7 @@ from fixtures.known_bugs.library_api import library_api
 from fixtures.known_bugs.outcomes import BugObserved
 from fixtures.races.budget import RaceRun
 from suites.torchvision_8587_encode_jpeg.device_load import keep_busy_until
-from suites.torchvision_8587_encode_jpeg.images import gradient_image
+from suites.torchvision_8587_encode_jpeg.images import image_maker
 from suites.torchvision_8587_encode_jpeg.marks import codec_marks
 from suites.torchvision_8587_encode_jpeg.oracle import QUALITY, ImageSink, Where, check_jpeg, nvjpeg_failure_is_observed
 
@@ -32,7 +32,9 @@ def encode_frames(device: torch.device, thread: int, seed: int, budget: RaceRun,
     rng = torch.Generator().manual_seed(seed + thread)
     side = FRAME_SIDE[device.type]
     for iteration in budget.iterations():
-        source = gradient_image(side, side, rng, device)
+        # Gradient, then textured: upstream's frames (noise upscaled to 4096x4096) filled a larger
+        # bitstream than a smooth gradient does, and the bitstream's buffer is what 9060 corrupts.
+        source = image_maker(iteration)(side, side, rng, device)
         where = Where(str(device), side, side, iteration, thread)
         with nvjpeg_failure_is_observed(where):
             encoded = encode_jpeg(source, quality=QUALITY)
