@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.devices.gpus import gpu_model
+from fixtures.known_bugs.listing import bug_listing
 from fixtures.known_bugs.plugin import race_record_for
 from fixtures.known_bugs.registry import load_registry
 from fixtures.races.record import (
@@ -18,6 +19,7 @@ from fixtures.races.record import (
     case_of,
     load_record,
     pooled,
+    record_summary,
     record_text,
     tallies,
     trials_from_results,
@@ -193,3 +195,25 @@ def test_tallies_pool_runs_per_gpu_over_the_releases_that_have_the_bug() -> None
     assert (by_gpu["G"].attempts, by_gpu["G"].sightings, by_gpu["G"].runs, by_gpu["G"].first_sighting) == (8, 1, 2, 5)
     assert set(by_gpu) == {"G", "H"}
     assert pooled([]) is None
+
+
+def test_the_summary_says_where_each_gpu_saw_the_bug_and_where_it_only_looked() -> None:
+    rows = [
+        Trial("b", "c1", "G", "1.0", 5, 1, 1, "s", 5),
+        Trial("b", "c2", "G", "1.0", 8, 0, 1, "s"),
+        Trial("b", "c1", "G", "2.0", 900, 0, 1, "s"),
+        Trial("b", "c1", "H", "2.0", 40, 0, 1, "s"),
+        Trial("other", "c1", "G", "1.0", 3, 3, 1, "s", 1),
+    ]
+    assert record_summary(rows, "b", lambda release: release == "1.0") == (
+        "G: 1 sighting in 13 attempts on 1.0; 900 attempts on 2.0, outside the affected range (2 cases); "
+        "H: 40 attempts on 2.0, outside the affected range (1 case)"
+    )
+    assert record_summary(rows, "b", lambda release: True).startswith("G: 1 sighting in 913 attempts on 1.0, 2.0 (2 cases)")
+    assert record_summary(rows, "none", lambda release: True) == "no GPU run recorded"
+
+
+def test_the_bug_listing_gives_each_race_bug_its_record() -> None:
+    listing = bug_listing(load_registry(), RECORD)
+    assert listing.count("race record (real GPUs): ") == len(RACE_BUGS)
+    assert "race record (real GPUs): NVIDIA H200: 2 sightings in 13 attempts on 0.26.0 (1 case)" in listing  # torchvision-9606
