@@ -79,7 +79,7 @@ LONGEST_FIRST = (
 # minute: the registry's checks, the guarded imports, the matrix and threshold scans, the kornia
 # suites' shared device oracle, and every bug's own fault test (faults/test_fault_<package>_<number>.py).
 QUICK = (
-    "registry/test_registry.py", "registry/test_suite_imports_guarded.py", "registry/test_verdicts.py",
+    "registry/test_registry.py", "registry/test_suite_imports_guarded.py", "registry/test_verdicts.py", "registry/test_race_record.py",
     "faults/test_fault_matrix.py", "faults/test_oracle_thresholds.py", "faults/test_fault_device_oracle.py",
 )
 BUG_FAULT_TEST = re.compile(r"faults/test_fault_[a-z0-9]+_[0-9]+\.py")
