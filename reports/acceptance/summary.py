@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections import Counter
 
 from fixtures.devices.spec import too_few_gpus
-from fixtures.known_bugs.verdicts import ERROR, FIXED, INCONCLUSIVE, NOT_AFFECTED, NOT_REPRODUCED, REGRESSED, REPRODUCED, SKIPPED
+from fixtures.known_bugs.verdicts import ERROR, FIXED, INCONCLUSIVE, NOT_AFFECTED, NOT_REPRODUCED, REGRESSED, REPRODUCED, SKIPPED, UNPLACED
 
 # The combined verdict of a bug over both steps is the first of these that either step gave: an
 # error first, then a sighting in either step (a sighting is a sighting, as within one run:
 # fixtures/known_bugs/verdicts.py), then a decision without one, then what decided nothing.
 # Regressed/reproduced and not-reproduced/fixed never meet for one release (one is affected).
-WORSE_FIRST = (ERROR, REGRESSED, REPRODUCED, NOT_REPRODUCED, FIXED, NOT_AFFECTED, INCONCLUSIVE, SKIPPED)
+WORSE_FIRST = (ERROR, REGRESSED, UNPLACED, REPRODUCED, NOT_REPRODUCED, FIXED, NOT_AFFECTED, INCONCLUSIVE, SKIPPED)
 
 
 def gpus_by_bug(document: dict) -> dict[str, list[str]]:

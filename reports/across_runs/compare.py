@@ -12,6 +12,7 @@ from reports.run.environment import gpu_summary, release_summary
 REGRESSED = "regressed"
 FIXED = "fixed"
 ERROR = "error"  # a test of the bug errored: the candidate cannot be judged on it
+UNPLACED = "unplaced"  # seen on a build nothing could place: judged by no one yet
 FAILING = frozenset({"failed", "error"})  # the test outcomes that fail a pytest run
 EXAMPLES = 5  # test lines the terminal shows per kind of change: a two-bug run against a full one removes a thousand
 
@@ -51,6 +52,10 @@ class Comparison:
     @property
     def new_errors(self) -> tuple[VerdictChange, ...]:
         return tuple(change for change in self.verdict_changes if change.new == ERROR)
+
+    @property
+    def new_unplaced(self) -> tuple[VerdictChange, ...]:
+        return tuple(change for change in self.verdict_changes if change.new == UNPLACED)
 
     @property
     def newly_fixed(self) -> tuple[VerdictChange, ...]:
@@ -110,9 +115,9 @@ def compare(old: dict, new: dict) -> Comparison:
 
 
 def exit_status(comparison: Comparison) -> int:
-    """1 when the new run has a regression or an error the old one did not: the candidate must
-    not ship (an error means a bug could not be judged)."""
-    return 1 if comparison.new_regressions or comparison.new_errors else 0
+    """1 when the new run has a regression, an error or a sighting on an unplaced build the old one
+    did not: the candidate must not ship (an error or an unplaced build means a bug was not judged)."""
+    return 1 if comparison.new_regressions or comparison.new_errors or comparison.new_unplaced else 0
 
 
 def _verdict_word(verdict: str | None) -> str:
@@ -131,15 +136,19 @@ def _change_line(change: VerdictChange) -> str:
 
 
 def _severity(change: VerdictChange) -> int:
-    """Regressions, then errors (both fail the comparison), then fixes, then the rest."""
-    return (REGRESSED, ERROR, FIXED).index(change.new) if change.new in (REGRESSED, ERROR, FIXED) else 3
+    """Regressions, then sightings on unplaced builds, then errors (each fails the comparison), then
+    fixes, then the rest."""
+    order = (REGRESSED, UNPLACED, ERROR, FIXED)
+    return order.index(change.new) if change.new in order else len(order)
 
 
 def verdict_lines(comparison: Comparison) -> list[str]:
     """The headline and one line per changed verdict, the worst first, each with NEW's reason."""
     lines = [
         f"verdict changes: {len(comparison.verdict_changes)}; NEW REGRESSIONS: {len(comparison.new_regressions)}, "
-        f"NEW ERRORS: {len(comparison.new_errors)}, newly fixed: {len(comparison.newly_fixed)}"
+        f"NEW ERRORS: {len(comparison.new_errors)}, "
+        + (f"NEW UNPLACED: {len(comparison.new_unplaced)}, " if comparison.new_unplaced else "")
+        + f"newly fixed: {len(comparison.newly_fixed)}"
     ]
     for change in sorted(comparison.verdict_changes, key=_severity):
         lines.append(_change_line(change))
@@ -224,7 +233,11 @@ def comparison_html(comparison: Comparison, old_name: str, new_name: str) -> str
     regressions, errors = len(comparison.new_regressions), len(comparison.new_errors)
     alarms = [
         f'<span class="verdict verdict-{verdict}">{count} new {word}(s)</span>'
-        for verdict, word, count in ((REGRESSED, "regression", regressions), (ERROR, "error", errors))
+        for verdict, word, count in (
+            (REGRESSED, "regression", regressions),
+            (UNPLACED, "sighting on an unplaced build", len(comparison.new_unplaced)),
+            (ERROR, "error", errors),
+        )
         if count
     ]
     calm = '<span class="verdict verdict-fixed">no new regression</span>'

@@ -21,6 +21,7 @@ VERDICT_MEANINGS = (
     ("fixed", "not seen on a release at or after the fix"),
     ("not-affected", "a release before the bug: not seen there, or the code it lives in not shipped yet"),
     ("regressed", "seen on a release outside the affected range: the run fails"),
+    ("unplaced", "seen on a build nothing could place (its history unread, or none): the run fails; --history places it"),
     ("not-reproduced", "not seen on an affected release: fails for a deterministic bug (the registry is stale)"),
     ("inconclusive", "tests ran and none could decide (a meta-device limit, the simulated device refused): never a pass"),
     ("skipped", "nothing could run (no GPU for it), or the bug's package is not installed"),

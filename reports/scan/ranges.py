@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-SEEN = frozenset({"reproduced", "regressed"})
+SEEN = frozenset({"reproduced", "regressed", "unplaced"})
 # not-affected: a release before the bug, where it was not seen or its code had not shipped yet.
 NOT_SEEN = frozenset({"fixed", "not-reproduced", "not-affected"})
 ERROR = "error"

@@ -1,5 +1,7 @@
 """Commit builds placed by their history (fixtures/known_bugs/commits.py): a small git history
-made here stands in for the package's, so placement is table-tested without reaching a git host.
+made here stands in for the package's, so placement is table-tested without reaching a git host:
+a git URL (its host reachable, unreachable, or its history named with --history), a maintainer's
+checkout (clean or with uncommitted changes), a plain source tree.
 
     root -- introduce -- middle -- fix -- after        (main)
         \\-- side                                      (a branch that never had the bug)
@@ -14,9 +16,23 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.known_bugs.commits import AFFECTED, FIXED, PREDATES, GitBuild, HistoryError, commit_place, history, is_ancestor, parse_direct_url
+from fixtures.known_bugs.commits import (
+    AFFECTED,
+    FIXED,
+    PREDATES,
+    GitBuild,
+    HistoryError,
+    HistoryOptionError,
+    checkout_build,
+    commit_place,
+    history,
+    is_ancestor,
+    normalized_url,
+    parse_direct_url,
+    parse_histories,
+)
 from fixtures.known_bugs.registry import load_registry
-from fixtures.known_bugs.verdicts import NOT_AFFECTED, NOT_OBSERVED, OBSERVED, SIMULATED, Observation, bug_verdict
+from fixtures.known_bugs.verdicts import NOT_AFFECTED, NOT_OBSERVED, OBSERVED, SIMULATED, TO_PLACE, Observation, bug_verdict
 from fixtures.known_bugs.versions import affected_status, place_release
 
 BUGS = load_registry()
@@ -33,7 +49,9 @@ def commits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     git(repository, "init", "-q", "-b", "main")
     named = {"path": str(repository)}
     for name in ("root", "introduce", "middle", "fix", "after"):
-        git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", name)
+        (repository / "package.py").write_text(f"STATE = {name!r}\n")  # a tracked file: a checkout of it is a package's tree
+        git(repository, "add", "package.py")
+        git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", name)
         named[name] = git(repository, "rev-parse", "HEAD")
     git(repository, "checkout", "-q", "-b", "side", named["root"])
     git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "side")
@@ -141,8 +159,9 @@ def test_a_git_build_whose_history_cannot_be_read_is_placed_by_version_and_says_
 def test_a_dev_version_without_a_recorded_commit_cannot_be_placed() -> None:
     status = place_release(BUGS["kornia-2867"], "0.7.2.dev0", None)
     assert (status.affected, status.predates) == (None, False)
-    # A sighting there fails loudly (rule 3); a clean run is inconclusive, never fixed.
-    assert bug_verdict(BUGS["kornia-2867"], status, [Observation("t.py::t", SIMULATED, OBSERVED)]).verdict == "regressed"
+    # A sighting there fails loudly without claiming a regression (rule 3); a clean run is inconclusive, never fixed.
+    seen = bug_verdict(BUGS["kornia-2867"], status, [Observation("t.py::t", SIMULATED, OBSERVED)])
+    assert seen.verdict == "unplaced" and seen.detail.endswith(TO_PLACE)
     assert bug_verdict(BUGS["kornia-2867"], status, [Observation("t.py::t", SIMULATED, NOT_OBSERVED)]).verdict == "inconclusive"
 
 
@@ -159,3 +178,124 @@ def test_the_registry_reads_and_checks_the_commit_fields(tmp_path: Path) -> None
     without = {key: value for key, value in entry.items() if key != "introduced_by"}
     with pytest.raises(RegistryError, match=r"\[k-1\]: fixed_by needs introduced_by"):
         parse_bug(tmp_path, "k-1", without)
+
+
+# --- builds as maintainers make them, and hosts this machine cannot reach (no network here) ---
+
+UNREACHABLE = "http://127.0.0.1:9/kornia/kornia"  # the discard port: git's connection is refused at once
+
+
+def kornia_2867(commits: dict[str, str]):
+    return replace(BUGS["kornia-2867"], introduced_by=commits["introduce"], fixed_by=commits["fix"])
+
+
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct_url: dict) -> None:
+    site = tmp_path / "site"
+    fake_install(site, "0.7.2.dev0", direct_url)
+    monkeypatch.syspath_prepend(str(site))
+
+
+def verdict_if_seen(bug, status) -> str:
+    return bug_verdict(bug, status, [Observation("t.py::t", SIMULATED, OBSERVED, "device mismatch")]).verdict
+
+
+def test_a_git_url_whose_host_is_unreachable_is_placed_by_the_history_named_for_it(commits, tmp_path, monkeypatch) -> None:
+    bug = kornia_2867(commits)
+    installed(tmp_path, monkeypatch, {"url": UNREACHABLE, "vcs_info": {"vcs": "git", "commit_id": commits["middle"]}})
+    named = parse_histories([f"git+{UNREACHABLE}.git={commits['path']}"])  # pip's URL, written as pip takes it
+    status = affected_status(bug, cache=tmp_path / "cache", named=named)
+    assert status.affected is True and status.basis.startswith(f"commit {commits['middle'][:9]} of {UNREACHABLE} (0.7.2.dev0) has ")
+    assert verdict_if_seen(bug, status) == "reproduced"
+
+
+def test_without_it_a_sighting_is_unplaced_never_regressed(commits, tmp_path, monkeypatch) -> None:
+    bug = kornia_2867(commits)
+    installed(tmp_path, monkeypatch, {"url": UNREACHABLE, "vcs_info": {"vcs": "git", "commit_id": commits["middle"]}})
+    status = affected_status(bug, cache=tmp_path / "cache")
+    assert status.affected is None and f"not placed: cannot clone {UNREACHABLE}'s history" in status.basis
+    seen = bug_verdict(bug, status, [Observation("t.py::t", SIMULATED, OBSERVED, "device mismatch")])
+    assert seen.verdict == "unplaced" and "--history URL=PATH" in seen.detail
+    assert bug_verdict(bug, status, [Observation("t.py::t", SIMULATED, NOT_OBSERVED)]).verdict == "inconclusive"
+
+
+def test_a_history_named_where_there_is_none_is_one_line(commits, tmp_path) -> None:
+    with pytest.raises(HistoryError, match=f"^{tmp_path}, named for {UNREACHABLE} by --history, holds no git repository$"):
+        history(UNREACHABLE, tmp_path / "cache", parse_histories([f"{UNREACHABLE}={tmp_path}"]))
+
+
+DIRTY = "; uncommitted changes: placed by its HEAD"
+
+
+@pytest.mark.parametrize(("change", "words"), [(None, ""), ("modified", DIRTY), ("untracked", DIRTY)])
+@pytest.mark.parametrize("editable", [True, False])  # pip install -e . / pip install . in the checkout
+def test_a_maintainers_checkout_is_placed_by_its_head(commits, tmp_path, monkeypatch, change, words, editable) -> None:
+    checkout = tmp_path / "kornia"
+    subprocess.run(["git", "clone", "-q", commits["path"], str(checkout)], check=True)
+    git(checkout, "checkout", "-q", commits["middle"])
+    if change == "modified":
+        (checkout / "package.py").write_text("STATE = 'edited'\n")
+    elif change == "untracked":
+        (checkout / "new_module.py").write_text("NEW = True\n")
+    installed(tmp_path, monkeypatch, {"url": f"file://{checkout}", "dir_info": {"editable": editable}})
+    bug = kornia_2867(commits)
+    status = affected_status(bug, cache=tmp_path / "cache")
+    short = {name: value[:9] for name, value in commits.items()}
+    assert status.affected is True
+    assert status.basis == (
+        f"HEAD {short['middle']} of the checkout {checkout} (0.7.2.dev0{words}) has {short['introduce']}, which brought the bug, "
+        f"not {short['fix']}, which fixed it"
+    )
+    assert verdict_if_seen(bug, status) == "reproduced"
+
+
+def test_a_package_in_a_checkouts_subfolder_is_placed_by_the_checkouts_head(commits, tmp_path) -> None:
+    checkout = tmp_path / "mono"
+    subprocess.run(["git", "clone", "-q", commits["path"], str(checkout)], check=True)
+    (checkout / "sub").mkdir()
+    (checkout / "sub" / "setup.py").write_text("")
+    git(checkout, "add", "sub/setup.py")
+    git(checkout, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "sub")
+    build = checkout_build(checkout / "sub")
+    assert (build.checkout, build.commit, build.dirty) == (checkout, git(checkout, "rev-parse", "HEAD"), False)
+
+
+def test_a_plain_source_tree_cannot_be_placed_even_inside_another_repository(commits, tmp_path, monkeypatch) -> None:
+    """An unpacked sdist or a copied tree has no history of its own; an enclosing repository that
+    does not track its files (a home folder kept in git) is not its history."""
+    plain = Path(commits["path"]) / "unpacked-sdist"  # untracked, inside the history's own work tree
+    plain.mkdir()
+    (plain / "package.py").write_text("STATE = 'copied'\n")
+    assert checkout_build(plain) is None and checkout_build(tmp_path) is None
+    installed(tmp_path, monkeypatch, {"url": f"file://{plain}", "dir_info": {}})
+    bug = kornia_2867(commits)
+    status = affected_status(bug, cache=tmp_path / "cache")
+    assert status.affected is None and status.basis.startswith("version '0.7.2.dev0' cannot be placed")
+    assert verdict_if_seen(bug, status) == "unplaced"
+    (plain / "package.py").unlink()
+    plain.rmdir()
+
+
+@pytest.mark.parametrize(
+    ("url", "normal"),
+    [
+        ("https://github.com/kornia/kornia", "github.com/kornia/kornia"),
+        ("git+https://GitHub.com/kornia/kornia.git/", "github.com/kornia/kornia"),
+        ("git@github.com:kornia/kornia.git", "github.com/kornia/kornia"),
+        ("ssh://git@github.com/kornia/kornia", "github.com/kornia/kornia"),
+        ("github.com/kornia/kornia", "github.com/kornia/kornia"),
+        ("https://host:8080/x/y.git", "host:8080/x/y"),
+        ("file:///srv/mirrors/kornia.git/", "/srv/mirrors/kornia.git"),
+    ],
+)
+def test_urls_are_compared_as_pip_and_users_write_them(url: str, normal: str) -> None:
+    assert normalized_url(url) == normal
+
+
+def test_history_entries_are_url_equals_path(tmp_path: Path) -> None:
+    assert parse_histories([f"https://github.com/kornia/kornia={tmp_path}", "git@host:a/b=~/b.git"]) == {
+        "github.com/kornia/kornia": tmp_path,
+        "host/a/b": Path("~/b.git").expanduser(),
+    }
+    for entry in ("no-equals", "=/path", "https://x/y="):
+        with pytest.raises(HistoryOptionError, match="is not URL=PATH"):
+            parse_histories([entry])

@@ -428,3 +428,27 @@ def test_an_internal_error_still_prints_the_verdict_table_every_bug_an_error(har
     ])
     document = json.loads((tmp_path / "out" / "results.json").read_text())
     assert {v["verdict"] for v in document["verdicts"]} == {"error"}
+
+
+# pytest's "no tests ran" (exit 5) where every selected bug was decided by its modules' skips
+# (`pytest --bug kornia-2867` on kornia 0.7.1, which has no RandomJPEG): the verdicts pass the run.
+
+PREDATED = ENTRY.format(bug_id="fake-13", affected=">=999,<1000", kind="deterministic").replace('first_fixed = "999"', 'first_fixed = "1000"')
+INSIDE = ENTRY.format(bug_id="fake-13", affected=">=1", kind="deterministic")
+ABSENT_API = 'import pytest\npytest.skip("pytest 9 has no pytest.Thing (first shipped in 999)", allow_module_level=True)\n'
+
+
+@pytest.mark.parametrize(
+    ("entry", "verdict", "status"),
+    [(PREDATED, "not-affected", pytest.ExitCode.OK), (INSIDE, "skipped", pytest.ExitCode.NO_TESTS_COLLECTED)],
+)
+def test_a_run_its_module_skips_alone_decided_passes(harness, tmp_path: Path, entry: str, verdict: str, status: int) -> None:
+    """Decided (a release before the code the suite imports): exit 0. Nothing decided (a skip inside
+    the affected range says nothing): pytest's exit 5 stands."""
+    registry = tmp_path / "skips.toml"
+    registry.write_text(entry)
+    (harness.path / "suites" / "fake_13_three").mkdir(parents=True)
+    (harness.path / "suites" / "fake_13_three" / "test_three.py").write_text(ABSENT_API)
+    result = harness.runpytest(f"--bug-registry={registry}", "--bug=fake-13", "--device", "cpu", "--no-reports", "suites")
+    assert result.ret == status
+    result.stdout.fnmatch_lines([f"fake-13*{verdict}*pytest 9 has no pytest.Thing (first shipped in 999)*"])

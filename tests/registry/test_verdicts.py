@@ -21,9 +21,11 @@ from fixtures.known_bugs.verdicts import (
     PROXY,
     SIMULATED,
     SKIPPED,
+    BugVerdict,
     Observation,
     bug_verdict,
     control_fired_message,
+    decided_by_skips,
     decisive_observation,
     not_installed_message,
     regressed_message,
@@ -48,7 +50,8 @@ BUGS = load_registry()
     [
         (True, OBSERVED, "reproduced"),
         (False, OBSERVED, "regressed"),
-        (None, OBSERVED, "regressed"),
+        (None, OBSERVED, "unplaced"),  # nothing placed the release: no regression is claimed, the run fails all the same
+        (None, NOT_OBSERVED, "inconclusive"),
         (True, NOT_OBSERVED, "not-reproduced"),
         (False, NOT_OBSERVED, "fixed"),
         (True, INCONCLUSIVE, "inconclusive"),
@@ -198,7 +201,7 @@ def test_unparsable_version_without_probe_cannot_be_placed() -> None:
     [
         (AFFECTED_RELEASE, PROXY, OBSERVED, "reproduced"),
         (FIXED_RELEASE, DIRECT, OBSERVED, "regressed"),
-        (UNPLACED_RELEASE, PROXY, OBSERVED, "regressed"),
+        (UNPLACED_RELEASE, PROXY, OBSERVED, "unplaced"),
         (UNPLACED_RELEASE, PROXY, NOT_OBSERVED, "inconclusive"),  # nothing says a fix is there
         (AFFECTED_RELEASE, PROXY, NOT_OBSERVED, "not-reproduced"),
         (FIXED_RELEASE, PROXY, INCONCLUSIVE, "inconclusive"),
@@ -707,3 +710,20 @@ def test_only_a_clean_direct_race_hunt_has_odds(bug_id: str, observation: str, r
     seen = Observation(f"{HUNT_9606}[cuda:0]", role, observation, "5 attempts", Hunt(HUNT_9606, "NVIDIA H200", 5))
     verdict = bug_verdict(BUGS[bug_id], AFFECTED_0_26, [seen], RECORD_9606)
     assert verdict.miss is None and "a miss" not in verdict.detail
+
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "decided"),
+    [
+        (["not-affected"], True),
+        (["not-affected", "skipped"], True),
+        (["skipped", "skipped"], False),  # nothing decided: "no tests ran" stands
+        (["not-affected", "unplaced"], False),
+        (["not-affected", "regressed"], False),
+        (["error"], False),
+        ([], False),
+    ],
+)
+def test_a_session_no_test_ran_in_passes_only_on_verdicts(verdicts: list[str], decided: bool) -> None:
+    assert decided_by_skips(BugVerdict(f"b-{i}", v, None, (), "", v) for i, v in enumerate(verdicts)) is decided

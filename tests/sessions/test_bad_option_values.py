@@ -12,6 +12,7 @@ import pytest
         ("--seed=-1", "argument --seed: '-1' is negative; a seed is 0 or more"),
         ("--seed=seven", "argument --seed: 'seven' is not a whole number"),
         ("--report-dir=/proc/forbidden", "--report-dir /proc/forbidden: cannot create it: "),
+        ("--history=/srv/mirrors/kornia.git", "--history / $HARNESS_HISTORY: '/srv/mirrors/kornia.git' is not URL=PATH"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_it(harness, option: str, message: str) -> None:
