@@ -1,5 +1,5 @@
 """How often the race bugs' tests see their bug on this machine's GPU: the race suites run in rounds,
-each round with its own --seed (other frames, other sizes), under a long budget; every test's
+each round with its own --seed (other frames, other sizes; the first drawn anew each time), under a long budget; every test's
 attempts and sightings become rows of the race record (fixtures/races/trials.toml), which the
 default GPU budget and every clean race verdict read.
 
@@ -21,6 +21,7 @@ import argparse
 import datetime
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +41,12 @@ from reports.acceptance.steps import OBSERVED_ROOT, observed_folder
 RACE_BUGS = tuple(bug.id for bug in load_registry().values() if bug.kind == "race")
 DEFAULT_ROUNDS = 4
 DEFAULT_BUDGET = "200,5s"
-FIRST_SEED = 1  # --seed 0 is every user's default run: the rounds draw other frames
+
+
+def fresh_seed() -> int:
+    """The first round's --seed: drawn anew each time, so no two measurements replay one set of
+    inputs (the record counts rows of one seed once); never 0, every user's default run."""
+    return random.SystemRandom().randrange(1, 2**31 - DEFAULT_ROUNDS * 1000)
 
 
 def round_command(python: str, bugs: list[str], budget: str, seed: int, report_dir: Path) -> list[str]:
@@ -78,6 +84,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--bug", action="append", choices=RACE_BUGS, help="a race bug to measure (repeatable; default all)")
     parser.add_argument("--out", type=Path, help="where the rounds and rows go (default reports/observed/<date>-<gpu-model>/trigger-rates)")
     parser.add_argument("--record", action="store_true", help=f"append the rows to {DEFAULT_RECORD.relative_to(REPOSITORY)}")
+    parser.add_argument("--first-seed", type=int, default=None, help="the first round's --seed (default: drawn anew; rounds count up from it)")
     options = parser.parse_args(argv)
     try:
         parse_race_budget(options.race_budget)
@@ -106,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     out = (options.out or observed_folder(datetime.date.today().isoformat(), gpus) / "trigger-rates").resolve()
     bugs = options.bug or list(RACE_BUGS)
     trials: list[Trial] = []
-    for seed in range(FIRST_SEED, FIRST_SEED + options.rounds):
+    first = options.first_seed if options.first_seed is not None else fresh_seed()
+    print(f"rounds' seeds: --seed {first} to {first + options.rounds - 1}", flush=True)
+    for seed in range(first, first + options.rounds):
         report_dir = out / f"seed-{seed}"
         command = round_command(sys.executable, bugs, options.race_budget, seed, report_dir)
         print("$", " ".join(command), flush=True)

@@ -50,7 +50,8 @@ class PhaseClock:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         markers = {item.nodeid: item.get_closest_marker("isolated") for item in session.items}
-        groups = {marker.kwargs.get("group", nodeid) for nodeid, marker in markers.items() if marker is not None}
+        # pytest-isolated's own reading: a group given by position or by name, else one child per test.
+        groups = {(marker.args[0] if marker.args else marker.kwargs.get("group", nodeid)) for nodeid, marker in markers.items() if marker is not None}
         self.isolated = {nodeid for nodeid, marker in markers.items() if marker is not None}
         self.timeline.children = len(groups)
 

@@ -107,7 +107,7 @@ def phase_lines(document: Mapping[str, object]) -> list[str]:
     )
     cuda = document["cuda_start"]
     if cuda["processes"]:
-        parts.append(f"CUDA start {cuda['s']} s in {cuda['processes']} process(es)")
+        parts.append(f"CUDA start {cuda['s']} s in {cuda['processes']} process(es) (within the tests' setup)")
     if "reports_s" in document:
         parts.append(f"verdicts and reports {document['reports_s']} s")
     files = "; ".join(f"{row['file']} {row['s']} s" for row in document["slowest_files"])

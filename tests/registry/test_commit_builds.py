@@ -9,6 +9,8 @@ checkout (clean or with uncommitted changes), a plain source tree.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import subprocess
 from dataclasses import replace
@@ -218,34 +220,94 @@ def test_without_it_a_sighting_is_unplaced_never_regressed(commits, tmp_path, mo
     assert bug_verdict(bug, status, [Observation("t.py::t", SIMULATED, NOT_OBSERVED)]).verdict == "inconclusive"
 
 
-def test_a_history_named_where_there_is_none_is_one_line(commits, tmp_path) -> None:
-    with pytest.raises(HistoryError, match=f"^{tmp_path}, named for {UNREACHABLE} by --history, holds no git repository$"):
-        history(UNREACHABLE, tmp_path / "cache", parse_histories([f"{UNREACHABLE}={tmp_path}"]))
+@pytest.mark.parametrize("where", ["empty", "inside another repository"])
+def test_a_history_named_where_there_is_none_is_one_line(commits, tmp_path, where: str) -> None:
+    folder = tmp_path / "empty" if where == "empty" else Path(commits["path"]) / "not-a-repository"
+    folder.mkdir()
+    try:
+        with pytest.raises(HistoryError, match=f"^{folder}, named for {UNREACHABLE} by --history, holds no git repository$"):
+            history(UNREACHABLE, tmp_path / "cache", parse_histories([f"{UNREACHABLE}={folder}"]))
+    finally:
+        folder.rmdir()
 
 
 DIRTY = "; uncommitted changes: placed by its HEAD"
 
 
-@pytest.mark.parametrize(("change", "words"), [(None, ""), ("modified", DIRTY), ("untracked", DIRTY)])
-@pytest.mark.parametrize("editable", [True, False])  # pip install -e . / pip install . in the checkout
-def test_a_maintainers_checkout_is_placed_by_its_head(commits, tmp_path, monkeypatch, change, words, editable) -> None:
+def checkout_at(commits: dict[str, str], tmp_path: Path, name: str) -> Path:
     checkout = tmp_path / "kornia"
     subprocess.run(["git", "clone", "-q", commits["path"], str(checkout)], check=True)
-    git(checkout, "checkout", "-q", commits["middle"])
+    git(checkout, "checkout", "-q", commits[name])
+    return checkout
+
+
+def placed_at_middle(commits: dict[str, str], checkout: Path, status, words: str = "") -> bool:
+    short = {name: value[:9] for name, value in commits.items()}
+    return status.affected is True and status.basis == (
+        f"HEAD {short['middle']} of the checkout {checkout} (0.7.2.dev0{words}) has {short['introduce']}, which brought the bug, "
+        f"not {short['fix']}, which fixed it"
+    )
+
+
+@pytest.mark.parametrize(("change", "words"), [(None, ""), ("modified", DIRTY), ("untracked", DIRTY)])
+def test_an_editable_checkout_is_placed_by_its_head(commits, tmp_path, monkeypatch, change, words) -> None:
+    """`pip install -e .`: the checkout's own files run, so its HEAD (and whether the tree has
+    changes beside it) is what was installed."""
+    checkout = checkout_at(commits, tmp_path, "middle")
     if change == "modified":
         (checkout / "package.py").write_text("STATE = 'edited'\n")
     elif change == "untracked":
         (checkout / "new_module.py").write_text("NEW = True\n")
-    installed(tmp_path, monkeypatch, {"url": f"file://{checkout}", "dir_info": {"editable": editable}})
+    installed(tmp_path, monkeypatch, {"url": f"file://{checkout}", "dir_info": {"editable": True}})
     bug = kornia_2867(commits)
     status = affected_status(bug, cache=tmp_path / "cache")
-    short = {name: value[:9] for name, value in commits.items()}
-    assert status.affected is True
-    assert status.basis == (
-        f"HEAD {short['middle']} of the checkout {checkout} (0.7.2.dev0{words}) has {short['introduce']}, which brought the bug, "
-        f"not {short['fix']}, which fixed it"
-    )
+    assert placed_at_middle(commits, checkout, status, words), status.basis
     assert verdict_if_seen(bug, status) == "reproduced"
+
+
+def record_line(path: str, content: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(content)}"
+
+
+@pytest.mark.parametrize(
+    ("after_install", "placed", "why"),
+    [
+        (None, True, ""),
+        ("checkout fix", False, "the installed package.py differs from the checkout's: it has moved since it was built"),
+        ("a file only in the copy", False, "none of its installed files is in the checkout to compare"),
+    ],
+)
+def test_a_copy_of_a_checkout_is_placed_by_its_head_while_the_checkout_holds_its_files(
+    commits, tmp_path, monkeypatch, after_install: str | None, placed: bool, why: str
+) -> None:
+    """`pip install .`: a copy. Its RECORD's hashes must match the checkout's files, or the HEAD
+    now (after a `git checkout` since) is not what was built, and nothing places it."""
+    checkout = checkout_at(commits, tmp_path, "middle")
+    installed(tmp_path, monkeypatch, {"url": f"file://{checkout}", "dir_info": {}})
+    copied = "only_in_copy.py" if after_install == "a file only in the copy" else "package.py"
+    (tmp_path / "site" / "kornia-0.7.2.dev0.dist-info" / "RECORD").write_text(record_line(copied, (checkout / "package.py").read_bytes()) + "\n")
+    if after_install == "checkout fix":
+        git(checkout, "checkout", "-q", commits["fix"])
+    bug = kornia_2867(commits)
+    status = affected_status(bug, cache=tmp_path / "cache")
+    if placed:
+        assert placed_at_middle(commits, checkout, status), status.basis
+    else:
+        head = commits["fix" if after_install == "checkout fix" else "middle"][:9]
+        assert status.affected is None and status.basis.endswith(f"HEAD {head} of the checkout {checkout} (0.7.2.dev0) not placed: {why}")
+        assert verdict_if_seen(bug, status) == "unplaced"
+
+
+def test_a_checkout_at_a_path_with_spaces_is_found(commits, tmp_path, monkeypatch) -> None:
+    """pip percent-encodes the directory in its file URL."""
+    checkout = tmp_path / "my src" / "kornia"
+    checkout.parent.mkdir()
+    subprocess.run(["git", "clone", "-q", commits["path"], str(checkout)], check=True)
+    git(checkout, "checkout", "-q", commits["middle"])
+    installed(tmp_path, monkeypatch, {"url": checkout.as_uri(), "dir_info": {"editable": True}})
+    assert "%20" in checkout.as_uri()
+    assert placed_at_middle(commits, checkout, affected_status(kornia_2867(commits), cache=tmp_path / "cache"))
 
 
 def test_a_package_in_a_checkouts_subfolder_is_placed_by_the_checkouts_head(commits, tmp_path) -> None:
@@ -285,6 +347,8 @@ def test_a_plain_source_tree_cannot_be_placed_even_inside_another_repository(com
         ("github.com/kornia/kornia", "github.com/kornia/kornia"),
         ("https://host:8080/x/y.git", "host:8080/x/y"),
         ("file:///srv/mirrors/kornia.git/", "/srv/mirrors/kornia.git"),
+        ("/srv/mirrors/kornia.git", "/srv/mirrors/kornia.git"),  # a local path, as written
+        ("file:///srv/my%20mirrors/k", "/srv/my mirrors/k"),
     ],
 )
 def test_urls_are_compared_as_pip_and_users_write_them(url: str, normal: str) -> None:
@@ -299,3 +363,58 @@ def test_history_entries_are_url_equals_path(tmp_path: Path) -> None:
     for entry in ("no-equals", "=/path", "https://x/y="):
         with pytest.raises(HistoryOptionError, match="is not URL=PATH"):
             parse_histories([entry])
+
+
+# --- the option and the variable, end to end: --list-bugs and a run's verdict ---
+
+SESSION_REGISTRY = """
+[fake-2867]
+title = "a fake bug of a package built from git"
+package = "fakekornia"
+affected = "==0.7.2.dev0"
+first_fixed = "0.7.2"
+issue = "https://example.invalid/issues/1"
+kind = "deterministic"
+symptom_device = "cuda"
+introduced_by = "{introduce}"
+fixed_by = "{fix}"
+"""
+SEEN_BY_PROXY = """
+import pytest
+from fixtures.known_bugs.outcomes import BugObserved
+
+@pytest.mark.known_bug("fake-2867", evidence="proxy")
+def test_seen():
+    raise BugObserved("device mismatch")
+"""
+
+
+@pytest.mark.parametrize("named_by", ["--history", "HARNESS_HISTORY", None])
+def test_a_session_places_a_build_by_the_history_the_option_or_the_variable_names(harness, commits, tmp_path, monkeypatch, named_by) -> None:
+    site = tmp_path / "site"
+    info = site / "fakekornia-0.7.2.dev0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakekornia\nVersion: 0.7.2.dev0\n")
+    (info / "direct_url.json").write_text(json.dumps({"url": UNREACHABLE, "vcs_info": {"vcs": "git", "commit_id": commits["middle"]}}))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no clone of the user's cache is read or made
+    registry = tmp_path / "bugs.toml"
+    registry.write_text(SESSION_REGISTRY.format(introduce=commits["introduce"], fix=commits["fix"]))
+    entry = f"{UNREACHABLE}={commits['path']}"
+    options = ["--history", entry] if named_by == "--history" else []
+    if named_by == "HARNESS_HISTORY":
+        monkeypatch.setenv("HARNESS_HISTORY", entry)
+    listing = harness.runpytest(f"--bug-registry={registry}", "--list-bugs", *options)
+    harness.makepyfile(SEEN_BY_PROXY)
+    run = harness.runpytest(f"--bug-registry={registry}", "--no-reports", *options)
+    middle, introduce = commits["middle"][:9], commits["introduce"][:9]
+    if named_by:
+        listing.stdout.fnmatch_lines([f"fake-2867*reproduced*commit {middle} of {UNREACHABLE} (0.7.2.dev0) has {introduce}*"])
+        run.stdout.fnmatch_lines(["fake-2867*reproduced*proxy*"])
+        assert run.ret == 0
+    else:
+        listing.stdout.fnmatch_lines([f"fake-2867*unplaced*inconclusive*not placed: cannot clone {UNREACHABLE}'s history*"])
+        run.stdout.fnmatch_lines(
+            ["*OBSERVED, RELEASE NOT PLACED fake-2867*", "fake-2867*unplaced*proxy*observed; release not placed: to place it*--history URL=PATH*"]
+        )
+        assert run.ret == pytest.ExitCode.TESTS_FAILED

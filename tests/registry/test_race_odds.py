@@ -9,7 +9,7 @@ import pytest
 from fixtures.races.budget import RaceBudget
 from fixtures.races.choice import CPU_BUDGET, SIZED_SECONDS, UNRECORDED_SECONDS, cpu_choice, gpu_choice
 from fixtures.races.miss import Hunt, miss_odds
-from fixtures.races.odds import attempts_for, binomial_tail, miss_chance, rate_at_least, rate_at_most
+from fixtures.races.odds import attempts_for, binomial_tail, miss_chance, percent_down, percent_up, rate_at_least, rate_at_most
 from fixtures.races.record import Tally
 
 
@@ -75,18 +75,18 @@ def test_impossible_counts_are_named(call, message: str) -> None:
         call()
 
 
-H200 = Tally(gpu="NVIDIA H200", attempts=13, sightings=2, runs=3, first_sighting=5)
-A100_CLEAN = Tally(gpu="NVIDIA A100", attempts=300, sightings=0, runs=1, first_sighting=None)
-H100 = Tally(gpu="NVIDIA H100", attempts=200, sightings=199, runs=1, first_sighting=1)
+H200 = Tally(gpu="NVIDIA H200", attempts=13, sightings=2, first_sighting=5)
+A100_CLEAN = Tally(gpu="NVIDIA A100", attempts=300, sightings=0, first_sighting=None)
+H100 = Tally(gpu="NVIDIA H100", attempts=200, sightings=199, first_sighting=1)
 
 
 @pytest.mark.parametrize(
     ("gpu", "here", "elsewhere", "budget", "basis"),
     [
-        ("NVIDIA H200", H200, [H200], RaceBudget(162, SIZED_SECONDS), "sized for a 1% miss at the rate NVIDIA H200 showed (2 in 13"),
+        ("NVIDIA H200", H200, [H200], RaceBudget(162, SIZED_SECONDS), "162 attempts, sized for a 1% miss at the rate NVIDIA H200 showed (2 in 13"),
         # This model never saw it (clean attempts only): the lowest-rate model that did sizes the count.
-        ("NVIDIA A100", A100_CLEAN, [A100_CLEAN, H200, H100], RaceBudget(162, SIZED_SECONDS), "none recorded for NVIDIA A100"),
-        ("an unknown GPU", None, [H100], RaceBudget(2, SIZED_SECONDS), "the rate NVIDIA H100 showed (199 in 200"),
+        ("NVIDIA A100", A100_CLEAN, [A100_CLEAN, H200, H100], RaceBudget(162, SIZED_SECONDS), "no sighting recorded on NVIDIA A100"),
+        ("an unknown GPU", None, [H100], RaceBudget(2, SIZED_SECONDS), "the rate NVIDIA H100 showed (199 in 200 attempts: at least 97%"),
         ("NVIDIA H200", None, [], RaceBudget(7, UNRECORDED_SECONDS), "no GPU has shown it: 7 attempts catch a race firing on 50%"),
     ],
 )
@@ -96,8 +96,18 @@ def test_the_gpu_budget_is_sized_from_the_record(gpu, here, elsewhere, budget: R
     assert basis in choice.basis
 
 
+@pytest.mark.parametrize(
+    ("here", "loops", "per_loop", "words"), [(H200, 8, 21, "162 attempts (21 per thread of 8)"), (None, 4, 2, "7 attempts (2 per thread of 4)")]
+)
+def test_a_threaded_tests_attempts_are_shared_among_its_threads(here: Tally | None, loops: int, per_loop: int, words: str) -> None:
+    """Every thread loops the budget and every attempt of each counts: the count is the threads' together."""
+    choice = gpu_choice("NVIDIA H200", here, [here] if here else [], loops=loops)
+    assert choice.budget.max_iterations == per_loop and per_loop * loops >= (162 if here else 7)
+    assert words in choice.basis
+
+
 def test_a_budget_never_stops_before_a_recorded_first_sighting() -> None:
-    late = Tally(gpu="G", attempts=40, sightings=30, runs=2, first_sighting=25)  # frequent, but the first came late
+    late = Tally(gpu="G", attempts=40, sightings=30, first_sighting=25)  # frequent, but the first came late
     assert attempts_for(rate_at_least(30, 40), 0.01) < 25
     assert gpu_choice("G", late, [late]).budget.max_iterations == 25
 
@@ -112,12 +122,15 @@ CASE = "suites/x/test_x.py::test_race"
 def test_a_clean_hunt_on_a_recorded_gpu_states_its_miss_chance() -> None:
     odds = miss_odds([Hunt(CASE, "NVIDIA H200", 3)], lambda case, gpu: H200 if (case, gpu) == (CASE, "NVIDIA H200") else None)
     assert odds.chance == pytest.approx((1 - rate_at_least(2, 13)) ** 3)
-    assert odds.words() == ("3 attempts, none saw it; at the rate recorded (NVIDIA H200: 2 in 13, at least 2.8%) a miss had a chance of at most 92%")
+    assert odds.words() == (
+        "3 attempts, none saw it; if it fires as often as recorded (NVIDIA H200: 2 in 13, at least 2.8%: at 95% confidence), "
+        "a miss had a chance of at most 92%"
+    )
 
 
 def test_a_clean_hunt_long_enough_for_the_target_states_one_percent_or_less() -> None:
     odds = miss_odds([Hunt(CASE, "NVIDIA H200", 162)], lambda case, gpu: H200)
-    assert odds.chance <= 0.01 and "a miss had a chance of at most 1%" in odds.words()
+    assert odds.chance <= 0.01 and odds.words().endswith("a miss had a chance of at most 1.0%")
 
 
 def test_without_a_recorded_rate_the_miss_is_unbounded_and_says_what_the_attempts_rule_out() -> None:
@@ -125,8 +138,8 @@ def test_without_a_recorded_rate_the_miss_is_unbounded_and_says_what_the_attempt
     assert odds.chance is None and odds.attempts == 27 and odds.tests == 2
     assert odds.open_rate == pytest.approx(rate_at_most(0, 3))  # the shortest hunt is the weakest
     assert odds.words() == (
-        "27 attempts in 2 tests, none saw it; no rate recorded on NVIDIA H200: the chance of a miss cannot be bounded; "
-        "each test leaves a rate up to 63% per attempt open (95% confidence)"
+        "27 attempts in 2 tests, none saw it; no sighting recorded on NVIDIA H200: the chance of a miss cannot be bounded; "
+        "each test leaves a rate up to 64% per attempt open (95% confidence)"
     )
 
 
@@ -139,7 +152,7 @@ def test_hunts_without_a_rate_leave_the_bound_of_the_others_standing() -> None:
     """P(all missed) <= the product over the hunts with a rate: the others' factors are at most 1."""
     odds = miss_odds([Hunt(CASE, "NVIDIA H200", 10), Hunt(CASE, "NVIDIA L4", 10)], lambda case, gpu: H200 if gpu == "NVIDIA H200" else None)
     assert odds.chance == pytest.approx((1 - rate_at_least(2, 13)) ** 10)
-    assert odds.words().endswith("; not counted: no rate recorded on NVIDIA L4")
+    assert odds.words().endswith("; not counted: no sighting recorded on NVIDIA L4")
 
 
 def test_independent_hunts_multiply() -> None:
@@ -150,3 +163,20 @@ def test_independent_hunts_multiply() -> None:
 def test_no_counted_hunt_has_no_odds() -> None:
     assert miss_odds([Hunt(CASE, "G", 0)], lambda case, gpu: H200) is None
     assert miss_odds([], lambda case, gpu: H200) is None
+
+
+@pytest.mark.parametrize(
+    ("fraction", "up", "down"),
+    [
+        (0.0140, "1.4%", "1.4%"), (0.01401, "1.5%", "1.4%"), (0.923, "93%", "92%"), (0.632, "64%", "63%"),
+        (3e-7, "0.1%", "0.0%"), (0.1, "10%", "10%"), (1.0, "100%", "100%"),
+    ],  # fmt: skip
+)
+def test_figures_in_words_round_toward_the_weaker_claim(fraction: float, up: str, down: str) -> None:
+    """An upper bound never reads lower than it is, a lower bound never higher (150 attempts at 1.40%
+    would read "1%" rounded to the nearest: a claim the figure does not make)."""
+    assert (percent_up(fraction), percent_down(fraction)) == (up, down)
+
+
+def test_one_attempt_is_one_attempt() -> None:
+    assert miss_odds([Hunt(CASE, None, 1)], lambda case, gpu: None).words().startswith("1 attempt, none saw it")

@@ -13,8 +13,12 @@ from fixtures.devices.gpus import gpu_model
 from fixtures.known_bugs.listing import bug_listing
 from fixtures.known_bugs.plugin import race_record_for
 from fixtures.known_bugs.registry import load_registry
+from fixtures.known_bugs.verdicts import Observation, bug_verdict
+from fixtures.known_bugs.versions import AffectedStatus
+from fixtures.races.miss import Hunt
 from fixtures.races.record import (
     RecordError,
+    Tally,
     Trial,
     case_of,
     load_record,
@@ -185,35 +189,66 @@ def test_a_rehearsal_on_the_simulated_runner_is_never_a_trial() -> None:
 def test_tallies_pool_runs_per_gpu_over_the_releases_that_have_the_bug() -> None:
     rows = [
         Trial("b", "c", "G", "1.0", 5, 1, 1, "s", 5),
-        Trial("b", "c", "G", "1.0", 3, 0, 1, "s"),
-        Trial("b", "c", "G", "2.0", 900, 0, 1, "s"),  # a fixed release: says nothing of the rate
+        Trial("b", "c", "G", "1.0", 3, 0, 2, "s"),
+        Trial("b", "c", "G", "2.0", 900, 0, 3, "s"),  # a fixed release: says nothing of the rate
         Trial("b", "c", "H", "1.0", 10, 2, 1, "s", 10),
         Trial("b", "other", "G", "1.0", 10, 10, 1, "s", 1),
     ]
     by_gpu = tallies(rows, "b", "c", lambda release: release == "1.0")
-    assert by_gpu["G"] == pooled(rows[:2]) == pooled([rows[1], rows[0]])
-    assert (by_gpu["G"].attempts, by_gpu["G"].sightings, by_gpu["G"].runs, by_gpu["G"].first_sighting) == (8, 1, 2, 5)
+    assert by_gpu["G"] == pooled(rows[:2]) == pooled([rows[1], rows[0]]) == Tally("G", attempts=8, sightings=1, first_sighting=5)
     assert set(by_gpu) == {"G", "H"}
     assert pooled([]) is None
 
 
+def test_runs_that_replayed_one_seed_count_once_as_the_one_that_went_furthest() -> None:
+    """torchvision-9606 on the H200: three runs of one seed (5 attempts seen at the fifth, twice; 3
+    clean) are one set of inputs, 1 sighting in 5 attempts, not 2 in 13."""
+    replays = [Trial("b", "c", "G", "1.0", 5, 1, 7, "s", 5), Trial("b", "c", "G", "1.0", 3, 0, 7, "s"), Trial("b", "c", "G", "1.0", 5, 1, 7, "s", 5)]
+    assert pooled(replays) == Tally("G", attempts=5, sightings=1, first_sighting=5)
+    assert pooled([*replays, Trial("b", "c", "G", "1.0", 4, 0, 8, "s")]) == Tally("G", attempts=9, sightings=1, first_sighting=5)
+
+
 def test_the_summary_says_where_each_gpu_saw_the_bug_and_where_it_only_looked() -> None:
     rows = [
-        Trial("b", "c1", "G", "1.0", 5, 1, 1, "s", 5),
-        Trial("b", "c2", "G", "1.0", 8, 0, 1, "s"),
-        Trial("b", "c1", "G", "2.0", 900, 0, 1, "s"),
-        Trial("b", "c1", "H", "2.0", 40, 0, 1, "s"),
-        Trial("other", "c1", "G", "1.0", 3, 3, 1, "s", 1),
+        Trial("b", "s/t.py::c1", "G", "1.0", 5, 1, 1, "s", 5),
+        Trial("b", "s/t.py::c1", "G", "1.0", 3, 0, 1, "s"),  # the same seed again: counted once
+        Trial("b", "s/t.py::c2", "G", "1.0", 8, 0, 2, "s"),
+        Trial("b", "s/t.py::c1", "G", "2.0", 900, 0, 3, "s"),
+        Trial("b", "s/t.py::c1", "H", "2.0", 40, 0, 4, "s"),
+        Trial("other", "s/t.py::c1", "G", "1.0", 3, 3, 1, "s", 1),
     ]
     assert record_summary(rows, "b", lambda release: release == "1.0") == (
-        "G: 1 sighting in 13 attempts on 1.0; 900 attempts on 2.0, outside the affected range (2 cases); "
-        "H: 40 attempts on 2.0, outside the affected range (1 case)"
+        "G: c1: 1 sighting in 5 attempts on 1.0, 2 runs of 1 seed; c2: no sightings in 8 attempts on 1.0; "
+        "900 attempts in 1 case on 2.0, outside the affected range; H: 40 attempts in 1 case on 2.0, outside the affected range"
     )
-    assert record_summary(rows, "b", lambda release: True).startswith("G: 1 sighting in 913 attempts on 1.0, 2.0 (2 cases)")
     assert record_summary(rows, "none", lambda release: True) == "no GPU run recorded"
 
 
 def test_the_bug_listing_gives_each_race_bug_its_record() -> None:
     listing = bug_listing(load_registry(), RECORD)
     assert listing.count("race record (real GPUs): ") == len(RACE_BUGS)
-    assert "race record (real GPUs): NVIDIA H200: 2 sightings in 13 attempts on 0.26.0 (1 case)" in listing  # torchvision-9606
+    nine_six_oh_six = "NVIDIA H200: test_decode_after_caller_freed_memory: 1 sighting in 5 attempts on 0.26.0, 3 runs of 1 seed"
+    assert f"race record (real GPUs): {nine_six_oh_six}" in listing
+
+
+MAIN_JOB = "reports/observed/2026-11-28-nvidia-h200/main/results.json"
+
+
+@pytest.mark.parametrize("bug_id", ["torchvision-9606", "torchvision-9060"])
+def test_the_docs_race_verdicts_are_what_the_h200_main_jobs_hunts_give(bug_id: str) -> None:
+    """docs/explanation/race-verdicts.md's example lines, drawn again from that run's clean hunts
+    and the record as it stands (attempts as that run counted them: its clean iterations)."""
+    document = json.loads((REPO / MAIN_JOB).read_text(encoding="utf-8"))
+    clean = [
+        (test["nodeid"], test["properties"])
+        for test in document["tests"]
+        if test["properties"].get("known_bug") == bug_id and test["properties"].get("observation") == "not-observed" and "[cuda:" in test["nodeid"]
+    ]
+    hunts = [
+        Observation(nodeid, "direct", "not-observed", "", Hunt(case_of(nodeid, properties["device"]), "NVIDIA H200", properties["iterations"]))
+        for nodeid, properties in clean
+    ]
+    registry = load_registry()
+    verdict = bug_verdict(registry[bug_id], AffectedStatus(True, "0.26.0", "version 0.26.0"), hunts, RECORD)
+    line = f"{bug_id}  not-reproduced  direct  torchvision 0.26.0  {verdict.detail}"
+    assert line in (REPO / "docs" / "explanation" / "race-verdicts.md").read_text(encoding="utf-8")

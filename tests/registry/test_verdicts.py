@@ -662,9 +662,9 @@ def test_a_clean_run_on_an_unplaced_build_records_not_observed_which_bisect_read
 # --- a race hunted on a GPU without a sighting: the verdict says how likely a miss was ---
 
 HUNT_9606 = "suites/torchvision_9606_decode_freed_memory/test_decode_after_free.py::test_decode_after_caller_freed_memory"
-RECORD_9606 = (
+RECORD_9606 = (  # two seeds: two sets of inputs
     Trial("torchvision-9606", HUNT_9606, "NVIDIA H200", "0.26.0", 5, 1, 1, "s", 5),
-    Trial("torchvision-9606", HUNT_9606, "NVIDIA H200", "0.26.0", 8, 1, 1, "s", 8),
+    Trial("torchvision-9606", HUNT_9606, "NVIDIA H200", "0.26.0", 8, 1, 2, "s", 8),
 )
 AFFECTED_0_26 = AffectedStatus(True, "0.26.0", "version 0.26.0")
 
@@ -678,14 +678,15 @@ def test_a_clean_race_hunt_states_the_chance_it_missed() -> None:
     assert verdict.verdict == "not-reproduced"
     assert verdict.miss is not None and verdict.miss.chance == pytest.approx((1 - rate_at_least(2, 13)) ** 3)
     assert verdict.detail == (
-        "3 attempts, none saw it; at the rate recorded (NVIDIA H200: 2 in 13, at least 2.8%) a miss had a chance of at most 92%"
+        "3 attempts, none saw it; if it fires as often as recorded (NVIDIA H200: 2 in 13, at least 2.8%: at 95% confidence), "
+        "a miss had a chance of at most 92%"
     )
 
 
 def test_a_clean_race_hunt_on_a_gpu_the_record_never_saw_cannot_bound_its_miss() -> None:
     verdict = bug_verdict(BUGS["torchvision-9606"], AFFECTED_0_26, [clean_hunt("NVIDIA A100", 3)], RECORD_9606)
     assert verdict.miss.chance is None
-    assert "no rate recorded on NVIDIA A100: the chance of a miss cannot be bounded" in verdict.detail
+    assert "no sighting recorded on NVIDIA A100: the chance of a miss cannot be bounded" in verdict.detail
 
 
 def test_a_fixed_releases_clean_attempts_never_count_toward_the_rate() -> None:
@@ -698,7 +699,7 @@ def test_a_fixed_releases_clean_attempts_never_count_toward_the_rate() -> None:
     hunt = Observation(f"{case}[cuda:0]", DIRECT, NOT_OBSERVED, "", Hunt(case, "NVIDIA H200", 7))
     verdict = bug_verdict(BUGS["torchvision-8587"], AffectedStatus(False, "0.26.0", "version 0.26.0"), [hunt], record)
     assert verdict.verdict == "fixed"
-    assert "(NVIDIA H200: 5 in 10, at least 22.2%)" in verdict.detail
+    assert "(NVIDIA H200: 5 in 10, at least 22%: at 95% confidence)" in verdict.detail
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,8 @@ def test_the_terminal_lines() -> None:
     first, files = phase_lines(phases(timeline(), reports=0.24))
     assert first == (
         "start-up 6.0 s, collection 4.4 s, 3 isolated child process(es) 44.4 s (their tests 11.0 s, process start and exit 33.4 s), "
-        "tests in process 34.5 s (setup 6.0, call 22.0, teardown 2.0, between tests 4.5), CUDA start 1.2 s in 4 process(es), "
+        "tests in process 34.5 s (setup 6.0, call 22.0, teardown 2.0, between tests 4.5), CUDA start 1.2 s in 4 process(es) "
+        "(within the tests' setup), "
         "verdicts and reports 0.2 s"
     )
     assert files == "the slowest test files (setup, call and teardown): s/b.py 28.0 s; s/a.py 11.0 s; s/c.py 2.0 s"

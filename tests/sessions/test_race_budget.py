@@ -82,3 +82,36 @@ def test_a_race_test_reports_its_budget_and_attempts(harness, tmp_path: Path, op
     (test,) = json.loads((tmp_path / "results.json").read_text())["tests"]
     assert test["properties"]["race_budget"].startswith(budget)
     assert test["properties"]["attempts"] == attempts  # two threads, each the whole count
+
+
+RACE_REGISTRY = """
+[fake-race]
+title = "a fake race whose symptom shows on the CPU"
+package = "pytest"
+affected = ">=1"
+issue = "https://example.invalid/issues/1"
+kind = "race"
+symptom_device = "cpu"
+"""
+CLEAN_HUNT = """
+import pytest
+
+
+@pytest.mark.known_bug("fake-race")
+def test_hunt(device, race_budget):
+    for index in race_budget.iterations():
+        pass
+"""
+
+
+def test_a_clean_hunts_attempts_reach_its_verdict(harness, tmp_path: Path) -> None:
+    """The attempts the fixture counted travel on the test's report to the verdict, which states
+    them and its odds (no GPU model here: none the record could name)."""
+    registry = tmp_path / "race.toml"
+    registry.write_text(RACE_REGISTRY)
+    harness.makepyfile(CLEAN_HUNT)
+    result = harness.runpytest(f"--bug-registry={registry}", "--device", "cpu", f"--report-dir={tmp_path}", "--race-budget", "4")
+    result.assert_outcomes(passed=1)
+    (verdict,) = json.loads((tmp_path / "results.json").read_text())["verdicts"]
+    assert (verdict["verdict"], verdict["miss"]["attempts"], verdict["miss"]["tests"], verdict["miss"]["chance"]) == ("not-reproduced", 4, 1, None)
+    assert verdict["detail"].startswith("4 attempts, none saw it; no sighting recorded on a device the record cannot name")
