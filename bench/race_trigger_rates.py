@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness runs from its checkout
 
 from fixtures.known_bugs.registry import load_registry
-from fixtures.known_bugs.versions import version_is_affected
+from fixtures.known_bugs.versions import has_the_bug
 from fixtures.races.budget import RaceBudgetError, parse_race_budget
 from fixtures.races.choice import gpu_choice
 from fixtures.races.odds import rate_at_least, rate_at_most
@@ -67,7 +67,7 @@ def summary_lines(trials: list[Trial], record: tuple[Trial, ...]) -> list[str]:
     for bug_id, case, gpu in keys:
         mine = pooled(trial for trial in trials if (trial.bug, trial.case, trial.gpu) == (bug_id, case, gpu))
         bug = registry[bug_id]
-        by_gpu = tallies((*record, *trials), bug_id, case, lambda release, bug=bug: version_is_affected(bug, release) is True)
+        by_gpu = tallies((*record, *trials), bug_id, case, has_the_bug(bug))
         choice = gpu_choice(gpu, by_gpu.get(gpu), by_gpu.values())
         low, high = rate_at_least(mine.sightings, mine.attempts), rate_at_most(mine.sightings, mine.attempts)
         lines.append(
