@@ -15,7 +15,7 @@ The JPEG thresholds (torchvision-8587) have their own script: bench/jpeg_block_c
 
 With `--device cuda` the script measures what only a GPU can: each direct oracle's very comparison
 (a correct release's GPU result against its CPU result under the same parameters), over several
-random draws, as a fraction of its threshold; kornia-2867, 3028 and 4415 are calibrated only so.
+random draws, as a fraction of its threshold; kornia-2867, 3028, 4415 and 4536 are calibrated only so.
 """
 
 from __future__ import annotations
@@ -160,6 +160,7 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
     from suites.kornia_2867_random_jpeg import test_random_jpeg_device as random_jpeg
     from suites.kornia_3028_gaussian_illumination import test_gaussian_illumination_device as illumination
     from suites.kornia_4415_shear_range import test_shear_range_device as shear
+    from suites.kornia_4536_linear_illumination import test_linear_illumination_device as linear
 
     def worst(measure: Callable[[], float]) -> float:
         return max(measure() for _ in range(draws))
@@ -227,6 +228,17 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
             fraction = max(fraction, max_abs(augmentation.to(device)(image.to(device), params=moved).cpu() - expected) / shear.ATOL)
         return fraction
 
+    def linear_illumination_on_gpu() -> float:
+        fraction = 0.0
+        for case in linear.CASES:
+            (make,) = case.values
+            image = torch.rand(2, 3, 16, 24)
+            moved = make().to(device)
+            params = moved.forward_parameters(image.shape)  # drawn on the GPU, as the suite draws them
+            expected = make()(image.clone(), params=linear.on_cpu(params))
+            fraction = max(fraction, max_abs(moved(image.to(device), params=params).cpu() - expected) / linear.ATOL)
+        return fraction
+
     def sam2_on_gpu() -> tuple[float, float]:
         torch._dynamo.reset()
         encoder, eager = encoder_and_eager_twin(CachedSinePosition(CHANNELS, fixed=True), device)
@@ -258,6 +270,7 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
         ("kornia-2867 RandomJPEG mean (1e-3)", worst(random_jpeg_on_gpu)),
         ("kornia-3028 illumination max (ATOL 1e-6)", worst(illumination_on_gpu)),
         ("kornia-4415 shear max (ATOL 1e-5)", worst(shear_on_gpu)),
+        ("kornia-4536 linear illumination max (ATOL 1e-6)", worst(linear_illumination_on_gpu)),
         ("sam2-460 compiled vs eager (fp32)", sam2_fp32),
         ("sam2-460 TF32 operands vs fp32 (TF32 tolerance)", sam2_tf32),
         ("sam2-460 control read-back (close)", worst(control_on_gpu)),

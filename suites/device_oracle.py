@@ -1,4 +1,4 @@
-"""The oracle the device-placement suites share (kornia-2867, kornia-3028, kornia-4415): a call on
+"""The oracle the device-placement suites share (kornia-2867, kornia-3028, kornia-4415, kornia-4536): a call on
 `target` behaves as the same call on the CPU. Three sightings, each `observe`d: PyTorch's device
 mismatch (the shared classifier's FINDING), an allocation on a device the test never asked for
 (the simulated device's log), an output that differs from the CPU's beyond `tolerance`."""
@@ -27,6 +27,17 @@ def mean_abs(difference: torch.Tensor) -> float:
     return difference.abs().mean().item()
 
 
+def check_runs_on(call: Callable[[], torch.Tensor], target: torch.device, simulation: Simulation | None, what: str) -> torch.Tensor:
+    """`call()` must run on `target` and allocate only there and on the CPU; its output. For a call
+    whose CPU result is known only after it ran (parameters drawn on the device)."""
+    run = classify_call(call, target)
+    observe(run.kind == FINDING, f"{what} on {target}: {run.detail}")
+    assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
+    foreign = simulation.foreign_allocations({"cpu", str(target)}) if simulation else []
+    observe(bool(foreign), f"{what} on {target}: {describe(foreign)}")
+    return run.output
+
+
 def check_matches_cpu(  # the call, where, what it is, and what to compare with how
     call: Callable[[], torch.Tensor],
     target: torch.device,
@@ -39,10 +50,6 @@ def check_matches_cpu(  # the call, where, what it is, and what to compare with 
     """`call()` (which puts its inputs on `target`) must run, allocate only on `target` and the CPU,
     and return `expected` (the CPU result) within `tolerance` by `measure`. `what` names the call
     in every finding: "RandomJPEG (module moved)"."""
-    run = classify_call(call, target)
-    observe(run.kind == FINDING, f"{what} on {target}: {run.detail}")
-    assert run.kind == CLEAN, f"harness: the call failed for another reason: {run.detail}"
-    foreign = simulation.foreign_allocations({"cpu", str(target)}) if simulation else []
-    observe(bool(foreign), f"{what} on {target}: {describe(foreign)}")
-    difference = measure(run.output.cpu() - expected)
+    output = check_runs_on(call, target, simulation, what)
+    difference = measure(output.cpu() - expected)
     observe(difference > tolerance, f"{what} on {target} differs from CPU: {measure.__name__} |difference| {difference:.3g} > {tolerance}")
