@@ -30,22 +30,16 @@ import sys
 import tempfile
 import time
 import tomllib
-import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness runs from its checkout
+
+from reports.census.junit import Outcomes, compare, read_junit
+
 PEERS = Path(__file__).with_name("peer_suites.toml")
 PLUGINS = Path(__file__).with_name("peer_plugins")  # pytest plugins a peer's runs may name with -p
-
-
-class Outcome(NamedTuple):
-    outcome: str  # passed, failure, error, skipped (junit's words)
-    message: str = ""  # the first line of the failure or skip
-    seconds: float = 0.0  # the test's own time (setup, call, teardown)
-
-
-Outcomes = dict[str, Outcome]  # junit test id -> its outcome
 
 
 def export_tests(repo: Path, commit: str, paths: list[str], into: Path) -> None:
@@ -101,16 +95,6 @@ def run(checkout: Path, peer: Peer, group: str, out: Path, simulated: bool, pyth
     return read_junit(junit), timing, json.loads(report.read_text()) if simulated and report.exists() else {}
 
 
-def read_junit(junit: Path) -> Outcomes:
-    outcomes = {}
-    for case in ElementTree.parse(junit).iter("testcase"):
-        problem = next((child for child in case if child.tag in ("failure", "error", "skipped")), None)
-        message = (problem.get("message") or "").strip() if problem is not None else ""
-        outcomes[f"{case.get('classname')}::{case.get('name')}"] = Outcome(
-            "passed" if problem is None else problem.tag, message.splitlines()[0][:200] if message else "", float(case.get("time") or 0.0))
-    return outcomes
-
-
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -119,40 +103,6 @@ def _children_cpu() -> float:
 def fastest(timings: list[Timing]) -> Timing:
     """Each time's least over repeats: what the code costs, the machine's other load removed as far as it can be."""
     return Timing(min(t.wall for t in timings), min(t.cpu for t in timings))
-
-
-def junit_id(nodeid: str) -> str:
-    """pytest's node id in junit's classname::name form."""
-    path, _, rest = nodeid.partition("::")
-    *classes, name = rest.split("::")
-    return f"{'.'.join([path.removesuffix('.py').replace('/', '.'), *classes])}::{name}"
-
-
-def compare(cpu: Outcomes, sim: Outcomes, simcuda: dict) -> dict:
-    """Over the tests passing on the CPU: passed on both, failing only simulated (with the first
-    line), refused by the simulation (simcuda's own word), skipped by the test itself on a CUDA
-    device (kornia skips some CUDA cases: neither a refusal nor a pass). Apart: the cases only the
-    simulated run runs (a CUDA case the CPU run skips, or does not have): passed, failing, refused.
-    `both_seconds`: the tests' own times, CPU and simulated, over the tests passed on both (the
-    ratio the target is set on where a session also runs cases of one side only)."""
-    passing = [test for test, result in cpu.items() if result.outcome == "passed"]
-    refused = {junit_id(test) for test, outcome in simcuda.get("results", {}).items() if outcome == "refused"}
-    skipped = [test for test in passing if test in sim and sim[test][0] == "skipped"]
-    only_simulated = [test for test, result in sim.items() if result.outcome != "skipped" and cpu.get(test, ("skipped",))[0] == "skipped"]
-    only_simulated_refused = [test for test in sim if test in refused and cpu.get(test, ("skipped",))[0] == "skipped"]
-    both = [test for test in passing if sim.get(test, ("",))[0] == "passed"]
-    return {
-        "passing_on_cpu": len(passing),
-        "passed_on_both": len(both),
-        "both_seconds": (sum(cpu[test].seconds for test in both), sum(sim[test].seconds for test in both)),
-        "failing_only_simulated": {test: sim[test][1] for test in passing if test in sim and sim[test][0] in ("failure", "error")},
-        "refused": sum(1 for test in skipped if test in refused),
-        "skipped_by_the_test_on_cuda": {test: sim[test][1] for test in skipped if test not in refused},
-        "only_simulated_passed": sum(1 for test in only_simulated if sim[test][0] == "passed"),
-        "only_simulated_failing": {test: sim[test][1] for test in only_simulated if sim[test][0] in ("failure", "error")},
-        "only_simulated_refused": len(only_simulated_refused),
-        "refused_by_feature": simcuda.get("refused_by_feature", {}),
-    }
 
 
 COLUMNS = ("cpu pass", "both", "sim only", "refused", "own skip", "cuda pass", "cuda fail", "cuda ref", "cpu s", "sim s", "ratio",

@@ -1,6 +1,8 @@
 """python -m reports compare OLD.json NEW.json [-o compare.html] [--all]
 python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--every-suite] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
+python -m reports census PACKAGE FIRST..LAST|VERSION... --repo REPO [--tests-at VERSION=REF] [--out DIR] [--cache DIR]
+                                  [--suites PATH] [--matches PATH] [--workers N]
 python -m reports bisect PACKAGE --repo REPO --good REF --bad REF --bug ID [--fixed] [--out DIR] [--cache DIR] [-- PYTEST ARGS]
 python -m reports acceptance [--race-budget N,Ss] [--out DIR]   (on a GPU machine, or rehearsed on the
                                                    simulated runner: SIMCUDA_RUNNER_GPUS=N; steps.py)
@@ -9,6 +11,8 @@ Exit status: 0 done (scan: every release's verdict was decided and agrees with t
 new run has a new regression (compare), a release disagrees with the registry or its run errored
 (scan) or a pytest step failed (acceptance), 2 bad input (one line), 3 (scan) nothing disagrees but
 some release's verdict decided nothing (skipped, inconclusive, a race that did not trigger).
+census: 0 every finding is matched (a registered bug, an upstream report, or searched for and not
+found), 1 a finding nobody has matched yet, 2 bad input (one line; the releases done are kept).
 bisect: 0 the first bad (--fixed: first fixed) commit is named, 1 an end does not behave as claimed
 (or git stopped without an answer), 2 bad input, 3 only skipped commits are left (the candidates
 are printed).
@@ -31,6 +35,8 @@ from reports.acceptance.summary import combined_lines, conformance_lines, missin
 from reports.across_runs.compare import EXAMPLES, compare, comparison_html, comparison_text, exit_status
 from reports.across_runs.matrix import matrix_columns, matrix_html
 from reports.bisect.run import bisect
+from reports.census.findings import MATCHES_TOML
+from reports.census.run import SUITES_TOML, census
 from reports.run.loading import ResultsError, load_results
 from reports.scan.run import default_cache, scan
 
@@ -90,6 +96,46 @@ def parser() -> argparse.ArgumentParser:
     )
     scan_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})")
     scan_command.add_argument(
+        "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
+    )
+    census_command = commands.add_parser(
+        "census", help="a package's own tests and the harness's sweeps at each release, plainly and simulated: what fails only simulated, by cause",
+        description="For each release (installed as the scan installs it, cached): the package's own tests, exported from the "
+        "release's tag in REPO, run plainly on the CPU and with pytest --simcuda, and the harness's sweeps of the package. The tests "
+        "that pass plainly and fail only simulated (and the CUDA cases only the simulated run runs that fail), and the sweeps' "
+        "findings, are grouped by cause (the innermost frame in the package and the error) with their first and last release and "
+        "what upstream knows of them (reports/census/matches.toml): census.json, census.html, census.md. Exit 0: every finding "
+        "is matched; 1: a finding nobody has matched yet; 2: bad input.",
+    )
+    census_command.add_argument("package", help="a package of reports/census/suites.toml (kornia)")
+    census_command.add_argument(
+        "releases", nargs="+", metavar="FIRST..LAST|VERSION",
+        help="a range (both ends included: the tagged final releases in it, and those --tests-at names) or single releases",
+    )
+    census_command.add_argument("--repo", type=Path, required=True, help="the package's git repository (a clone or a bare mirror; never modified)")
+    census_command.add_argument(
+        "--tests-at", action="append", default=[], metavar="VERSION=REF",
+        help="take a release's tests from REF, for a release with no tag vVERSION or VERSION in REPO (repeatable)",
+    )
+    census_command.add_argument(
+        "--out", type=Path, default=REPOSITORY / "reports" / "out" / "census",
+        help="census.json, census.html, census.md and one PACKAGE-VERSION/ folder of logs per release (default: reports/out/census)",
+    )
+    census_command.add_argument(
+        "--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})"
+    )
+    census_command.add_argument(
+        "--suites", type=Path, default=SUITES_TOML, metavar="PATH",
+        help="where each package's tests are and how they run (default reports/census/suites.toml; a package of your own: a table of yours)",
+    )
+    census_command.add_argument(
+        "--matches", type=Path, default=MATCHES_TOML, metavar="PATH",
+        help="what upstream knows of each finding (default reports/census/matches.toml)",
+    )
+    census_command.add_argument(
+        "--workers", default="auto", metavar="N", help="pytest-xdist workers per session (default auto: one per core; 0: one process)"
+    )
+    census_command.add_argument(
         "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
     )
     bisect_command = commands.add_parser(
@@ -214,6 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         return scan(
             arguments.package, arguments.releases, arguments.bug, out=arguments.out.resolve(), cache=arguments.cache.resolve(),
             registry_path=arguments.bug_registry.resolve(), pytest_args=pytest_args, every_suite=arguments.every_suite,
+        )
+    if arguments.command == "census":
+        return census(
+            arguments.package, arguments.releases, repo=arguments.repo.resolve(), tests_at=arguments.tests_at, out=arguments.out.resolve(),
+            cache=arguments.cache.resolve(), registry_path=arguments.bug_registry.resolve(), workers=arguments.workers,
+            suites=arguments.suites.resolve(), matches_file=arguments.matches.resolve(),
         )
     if arguments.command == "bisect":
         return bisect(

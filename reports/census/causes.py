@@ -1,0 +1,56 @@
+"""What made a test fail, read from its traceback: the innermost frame in the package under test
+and the error. Two failures with the same cause at two releases are one finding. Pure."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# A native traceback's frame line: `  File "/path/kornia/x.py", line 12, in forward`.
+FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<function>\S+)', re.MULTILINE)
+# The error line ending a traceback: `RuntimeError: ...`, `torch.AcceleratorError: ...`.
+ERROR = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failed)): ?(?P<message>.*)$")
+# Numbers that differ between cases of one cause (shapes, sizes, indices); a device's index is kept.
+NUMBER = re.compile(r"(?<![:\w])\d+(?:\.\d+)?")
+MESSAGE_LENGTH = 160
+
+
+class Cause(NamedTuple):
+    where: str  # "kornia/augmentation/random_generator/_2d/linear_illumination.py:forward", or "(test) <file>:<function>"
+    error: str  # "RuntimeError: Expected all tensors to be on the same device, ..." (numbers masked)
+
+
+def error_line(text: str) -> str:
+    """The last error line of a traceback, its numbers masked; else the text's first line."""
+    for line in reversed(text.splitlines()):
+        match = ERROR.match(line.strip())
+        if match:
+            message = NUMBER.sub("N", match["message"].strip())
+            return f"{match['type'].rsplit('.', 1)[-1]}: {message}"[:MESSAGE_LENGTH]
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "(no message)")
+    return NUMBER.sub("N", first)[:MESSAGE_LENGTH]
+
+
+def package_relative(path: str, roots: tuple[str, ...]) -> str | None:
+    """The frame's file under one of the installed package's roots (its folder on sys.path), or None."""
+    for root in roots:
+        prefix = root.rstrip("/") + "/"
+        if path.startswith(prefix):
+            return path[len(prefix) :]
+    return None
+
+
+def cause_of(text: str, roots: tuple[str, ...], message: str = "") -> Cause:
+    """The innermost frame under `roots` and the error. A failure that never reached the package
+    (an assertion in the test itself) is placed at the test's own innermost frame."""
+    frames = [(match["path"], match["function"]) for match in FRAME.finditer(text)]
+    inside = [(relative, function) for path, function in frames if (relative := package_relative(path, roots))]
+    if inside:
+        relative, function = inside[-1]
+        where = f"{relative}:{function}"
+    elif frames:
+        path, function = frames[-1]
+        where = f"(test) {path.rsplit('/', 2)[-2]}/{path.rsplit('/', 1)[-1]}:{function}" if "/" in path else f"(test) {path}:{function}"
+    else:
+        where = "(no traceback)"
+    return Cause(where, error_line(text or message))

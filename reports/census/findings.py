@@ -1,0 +1,105 @@
+"""A census's findings: each release's failures grouped by cause across releases, with the first
+and last release seen and what upstream knows of it (matches.toml, or the sweep allow-list's
+triage). Pure, but for reading matches.toml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fixtures.toml_files import read_toml
+
+MATCHES_TOML = Path(__file__).with_name("matches.toml")
+OWN_TESTS, CUDA_CASE, SWEEP = "fails only simulated", "CUDA case fails", "sweep finding"
+MATCH_KINDS = ("bug", "upstream", "not_found")
+EXAMPLES = 3  # tests named per finding
+
+
+class MatchesError(ValueError):
+    """matches.toml is malformed: one line naming the entry."""
+
+
+@dataclass(frozen=True)
+class Match:
+    where: str
+    error: str  # the start of the cause's error line
+    kind: str  # bug, upstream, not_found
+    value: str  # the registry id, the upstream address, or what was searched
+    how: str  # how it was matched
+
+    def covers(self, where: str, error: str) -> bool:
+        return where == self.where and error.startswith(self.error)
+
+
+def load_matches(package: str, path: Path = MATCHES_TOML, known_bugs: frozenset[str] | None = None) -> list[Match]:
+    entries = read_toml(path, "the census's upstream matches", MatchesError).get(package, [])
+    matches = []
+    for number, entry in enumerate(entries, 1):
+        kinds = [kind for kind in MATCH_KINDS if kind in entry]
+        what = f"{path.name}: [[{package}]] #{number} ({entry.get('where', '?')})"
+        if len(kinds) != 1 or not entry.get("where") or not entry.get("error") or not entry.get("how"):
+            raise MatchesError(f"{what}: needs where, error, how and one of {', '.join(MATCH_KINDS)}")
+        value = entry[kinds[0]]
+        if kinds[0] == "bug" and known_bugs is not None and value not in known_bugs:
+            raise MatchesError(f"{what}: bug {value!r} is not in the registry")
+        matches.append(Match(entry["where"], entry["error"], kinds[0], value, entry["how"]))
+    return matches
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One test's failure at one release, or one sweep finding (where: the callable, error: what it found)."""
+
+    release: str
+    kind: str  # OWN_TESTS, CUDA_CASE, SWEEP
+    where: str
+    error: str
+    test: str  # the pytest node id
+    triage: dict[str, str] = field(default_factory=dict)  # a sweep finding's allow-list triage: bug / reason
+
+
+@dataclass
+class Finding:
+    kind: str
+    where: str
+    error: str
+    releases: list[str]
+    tests: dict[str, list[str]]  # release -> test node ids (the first few)
+    match: dict[str, str]  # {"kind": bug|upstream|not_found|triaged|unmatched, "value": ..., "how": ...}
+
+    @property
+    def first(self) -> str:
+        return self.releases[0]
+
+    @property
+    def last(self) -> str:
+        return self.releases[-1]
+
+
+def match_of(failure: Failure, matches: list[Match]) -> dict[str, str]:
+    """A registered bug the allow-list charges it to, else the census's match, else the
+    allow-list's reason, else unmatched."""
+    if failure.triage.get("bug"):
+        return {"kind": "bug", "value": failure.triage["bug"], "how": f"the sweep allow-list charges it: {failure.triage['reason']}"}
+    found = next((match for match in matches if match.covers(failure.where, failure.error)), None)
+    if found:
+        return {"kind": found.kind, "value": found.value, "how": found.how}
+    if failure.triage.get("reason"):
+        return {"kind": "triaged", "value": "", "how": f"the sweep allow-list: {failure.triage['reason']}"}
+    return {"kind": "unmatched", "value": "", "how": "nobody has looked for it upstream yet"}
+
+
+def group_findings(failures: list[Failure], release_order: list[str], matches: list[Match]) -> list[Finding]:
+    """One finding per (kind, where, error), its releases in `release_order`; oldest first seen first."""
+    grouped: dict[tuple[str, str, str], list[Failure]] = {}
+    for failure in failures:
+        grouped.setdefault((failure.kind, failure.where, failure.error), []).append(failure)
+    findings = []
+    for (kind, where, error), members in grouped.items():
+        releases = [release for release in release_order if any(member.release == release for member in members)]
+        tests = {release: sorted({member.test for member in members if member.release == release})[:EXAMPLES] for release in releases}
+        # The allow-list may triage a finding at some releases only: the strongest triage speaks for it.
+        representative = max(members, key=lambda member: (bool(member.triage.get("bug")), bool(member.triage.get("reason"))))
+        findings.append(Finding(kind, where, error, releases, tests, match_of(representative, matches)))
+    position = {release: index for index, release in enumerate(release_order)}
+    return sorted(findings, key=lambda finding: (position[finding.first], finding.kind, finding.where, finding.error))

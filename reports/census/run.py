@@ -1,0 +1,284 @@
+"""`python -m reports census PACKAGE FIRST..LAST --repo REPO`: per release, the package's own tests
+(exported from the release's tag in REPO) run twice, plainly on the CPU and with
+`pytest --simcuda`, and the harness's sweeps of the package; the tests that pass plainly and fail
+only simulated, and the sweeps' findings, grouped by cause into census.json, census.html and
+census.md.
+
+Releases are installed as the scan installs them (`uv pip install --no-deps --target`, cached per
+release), so a census run twice installs nothing the second time.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from fixtures.known_bugs.registry import RegistryError, load_registry
+from fixtures.toml_files import read_toml
+from reports import REPOSITORY
+from reports.census.causes import cause_of
+from reports.census.findings import CUDA_CASE, MATCHES_TOML, OWN_TESTS, SWEEP, Failure, MatchesError, group_findings, load_matches
+from reports.census.junit import FAILING, Outcomes, compare, node_id, read_junit
+from reports.census.page import census_document, census_html, census_markdown, console_lines
+from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, repository_tags, tagged_releases
+from reports.run.loading import ResultsError, load_results
+from reports.scan.run import ScanError, install_into, last_line, release_folder, say_flushed
+
+SUITES_TOML = Path(__file__).with_name("suites.toml")
+DONE, UNMATCHED, BAD_INPUT = 0, 1, 2
+TEST_TIMEOUT_S = 300  # one test of a package's own suite; a hang must not stall a census of many releases
+
+
+@dataclass(frozen=True)
+class CensusSuite:
+    tests: list[str]
+    beside: list[str]
+    groups: list[str]
+    pytest_args: list[str]
+    sweeps: list[str]
+
+
+def load_suite(package: str, path: Path = SUITES_TOML) -> CensusSuite:
+    suites = read_toml(path, "the census's suites", ScanError)
+    if package not in suites:
+        raise ScanError(f"{package}: the census knows no tests of it (reports/census/suites.toml has {', '.join(suites)})")
+    suite = suites[package]
+    return CensusSuite(suite["tests"], suite.get("beside", []), suite["groups"], suite.get("pytest_args", []), suite.get("sweeps", []))
+
+
+@dataclass
+class ReleaseCensus:
+    release: str
+    tests_from: str  # the ref the release's tests were exported from
+    left_out: list[str]  # files of that ref the repository lacks (none in a folder the census runs)
+    counts: dict[str, int]
+    failures: list[Failure]
+    install_s: float
+    plain_s: float
+    simulated_s: float
+    sweeps_s: float
+
+
+def top_level(repo: Path, ref: str) -> list[str]:
+    done = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", ref], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ScanError(f"{ref}: not a commit of {repo}: {last_line(done.stderr)}")
+    return done.stdout.split()
+
+
+def export_tests(repo: Path, ref: str, suite: CensusSuite, into: Path) -> tuple[str, list[str]]:
+    """The ref's tests folder and what lies beside it, written into `into`: the folder's name, and
+    the files left out because the repository lacks their contents (a partial clone), none of them
+    in a folder the census runs. Read blob by blob: `git archive` refuses a tree with any blob missing."""
+    present = top_level(repo, ref)
+    tests = next((name for name in suite.tests if name in present), None)
+    if tests is None:
+        raise ScanError(f"{ref}: none of {', '.join(suite.tests)} at the top of {repo}")
+    listing = subprocess.run(
+        ["git", "-C", str(repo), "ls-tree", "-r", "-z", ref, "--", tests, *(name for name in suite.beside if name in present)], capture_output=True
+    )
+    entries = [line.split(b"\t", 1) for line in listing.stdout.split(b"\0") if line]
+    files = [(meta.split()[2].decode(), path.decode()) for meta, path in entries if meta.split()[1] == b"blob"]
+    batch = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch"], input=b"".join(f"{sha}\n".encode() for sha, _ in files), capture_output=True
+    )
+    stream, left_out = batch.stdout, []
+    for _, path in files:
+        header, _, stream = stream.partition(b"\n")
+        if header.endswith(b" missing"):
+            left_out.append(path)
+            continue
+        size = int(header.split()[2])
+        target = into / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(stream[:size])
+        stream = stream[size + 1 :]  # the blob, then a newline
+    running = [path for path in left_out if any(path.startswith(f"{tests}/{group}/") for group in suite.groups)]
+    if running:
+        raise ScanError(f"{ref}: {repo} lacks the contents of {len(running)} test file(s) the census runs, e.g. {running[0]} (a partial clone?)")
+    return tests, left_out
+
+
+def installed_release(folder: Path, package: str) -> str | None:
+    """The package's version as the release's folder holds it (never the environment's own)."""
+    return next(
+        (dist.version for dist in importlib.metadata.distributions(path=[str(folder)]) if (dist.metadata["Name"] or "").lower() == package),
+        None,
+    )
+
+
+def session(command: list[str], cwd: Path, folder: Path, log: Path) -> float:
+    """A fresh pytest with the release's folder first on PYTHONPATH, on one torch thread unless
+    OMP_NUM_THREADS says otherwise (its xdist workers would spin for each other's cores); its output
+    kept in `log`; seconds."""
+    path = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
+    env = {"OMP_NUM_THREADS": "1", **os.environ, "PYTHONPATH": path}
+    started = time.perf_counter()
+    with log.open("w", encoding="utf-8") as output:
+        subprocess.run(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, env=env)
+    return round(time.perf_counter() - started, 1)
+
+
+def own_tests_command(paths: list[str], suite: CensusSuite, junit: Path, simcuda_report: Path | None, workers: str = "auto") -> list[str]:
+    """One side's session, on `workers` xdist workers (auto: one per core; a census is hours of sessions). Native
+    tracebacks, so that a failure's innermost frame can be read; xunit1 junit, which names each
+    test's file; the package's own addopts dropped (plugins it may name are not installed here)."""
+    command = [
+        sys.executable, "-m", "pytest", *paths, *suite.pytest_args, "-n", workers, "-q", "-p", "no:cacheprovider", "--color=no", "--tb=native",
+        "--continue-on-collection-errors", f"--timeout={TEST_TIMEOUT_S}", f"--junitxml={junit}", "-o", "junit_family=xunit1", "-o", "addopts=",
+    ]
+    return command + (["--simcuda", f"--simcuda-report={simcuda_report}"] if simcuda_report else [])
+
+
+def read_side(junit: Path, log: Path, side: str) -> Outcomes:
+    if not junit.is_file():
+        raise ScanError(f"{side}: pytest wrote no junit: {last_line(log.read_text(encoding='utf-8'))} ({log})")
+    return read_junit(junit)
+
+
+def test_failures(release: str, cpu: Outcomes, sim: Outcomes, compared: dict, roots: tuple[str, ...]) -> list[Failure]:
+    """The tests passing plainly and failing simulated, and the CUDA cases only the simulated run
+    runs that fail, each with its cause."""
+    chosen = [(OWN_TESTS, test) for test in compared["failing_only_simulated"]] + [(CUDA_CASE, test) for test in compared["only_simulated_failing"]]
+    failures = []
+    for kind, test in chosen:
+        outcome = sim[test]
+        where, error = cause_of(outcome.text, roots, outcome.message)
+        failures.append(Failure(release, kind, where, error, node_id(test, outcome.file)))
+    return failures
+
+
+def sweep_failures(release: str, document: dict) -> list[Failure]:
+    """The sweeps' findings (the device, state and stream sweeps' rows), with the allow-list's triage."""
+    failures = []
+    for row in document.get("sweeps", []):
+        if row["result"] != "finding":
+            continue
+        triage = {key: value for key, value in (("bug", row.get("charged")), ("reason", row.get("triaged"))) if value}
+        where, test = f"{row['sweep']}: {row['callable']}", f"{row['sweep']} sweep on {row['device']}"
+        failures.append(Failure(release, SWEEP, where, row["finding"], test, triage))
+    return failures
+
+
+def release_census(
+    package: str, release: str, ref: str, *, repo: Path, suite: CensusSuite, out: Path, cache: Path, registry: Path, workers: str = "auto"
+) -> ReleaseCensus:
+    started = time.perf_counter()
+    folder = release_folder(cache, package, release)
+    install_into(folder, f"{package}=={release}", f"{package} {release}", {})
+    held = installed_release(folder, package)
+    if held != release:
+        raise ScanError(f"{package} {release}: its folder holds {package} {held or '(nothing)'}: remove {folder} and run again")
+    installed = time.perf_counter()
+    reports = out / f"{package}-{release}"
+    reports.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="census-tests-") as scratch:
+        checkout = Path(scratch)
+        tests, left_out = export_tests(repo, ref, suite, checkout)
+        paths = [f"{tests}/{group}" for group in suite.groups if (checkout / tests / group).is_dir()]
+        plain_s = session(own_tests_command(paths, suite, reports / "plain.xml", None, workers), checkout, folder, reports / "plain.log")
+        simulated_s = session(
+            own_tests_command(paths, suite, reports / "simulated.xml", reports / "simcuda.json", workers), checkout, folder, reports / "simulated.log"
+        )
+    cpu = read_side(reports / "plain.xml", reports / "plain.log", "plain")
+    sim = read_side(reports / "simulated.xml", reports / "simulated.log", "simulated")
+    simcuda = json.loads((reports / "simcuda.json").read_text(encoding="utf-8")) if (reports / "simcuda.json").is_file() else {}
+    compared = compare(cpu, sim, simcuda)
+    failures = test_failures(release, cpu, sim, compared, (str(folder),))
+    sweeps_s = 0.0
+    if suite.sweeps:
+        command = [
+            sys.executable, "-m", "pytest", *suite.sweeps, "-q", "-p", "no:cacheprovider",
+            f"--bug-registry={registry}", f"--report-dir={reports / 'sweeps'}",
+        ]
+        sweeps_s = session(command, REPOSITORY, folder, reports / "sweeps.log")
+        try:
+            failures += sweep_failures(release, load_results(reports / "sweeps" / "results.json"))
+        except ResultsError as error:
+            raise ScanError(f"{package} {release}: the sweeps left no results: {error} ({reports / 'sweeps.log'})") from None
+    counts = {
+        "passing_plainly": compared["passing_on_cpu"],
+        "passed_on_both": compared["passed_on_both"],
+        "failing_only_simulated": len(compared["failing_only_simulated"]),
+        "refused": compared["refused"],
+        "cuda_cases_passed": compared["only_simulated_passed"],
+        "cuda_cases_failing": len(compared["only_simulated_failing"]),
+        "plain_failures": sum(1 for outcome in cpu.values() if outcome.outcome in FAILING),
+        "sweep_findings": sum(1 for failure in failures if failure.kind == SWEEP),
+    }
+    return ReleaseCensus(release, ref, left_out, counts, failures, round(installed - started, 1), plain_s, simulated_s, sweeps_s)
+
+
+def progress_line(package: str, run: ReleaseCensus) -> str:
+    counts = run.counts
+    causes = len({(failure.kind, failure.where, failure.error) for failure in run.failures})
+    seconds = run.install_s + run.plain_s + run.simulated_s + run.sweeps_s
+    return (
+        f"{package} {run.release} (tests from {run.tests_from}{left_out(run)}): {counts['passing_plainly']} pass plainly, "
+        f"{counts['failing_only_simulated']} of them fail only simulated; CUDA cases {counts['cuda_cases_passed']} passed, "
+        f"{counts['cuda_cases_failing']} failing; {counts['sweep_findings']} sweep finding(s); {causes} cause(s) "
+        f"({seconds:.0f} s: install {run.install_s:.0f}, plain {run.plain_s:.0f}, simulated {run.simulated_s:.0f}, sweeps {run.sweeps_s:.0f})"
+    )
+
+
+def left_out(run: ReleaseCensus) -> str:
+    return f"; {len(run.left_out)} file(s) the repository lacks left out: {', '.join(run.left_out[:3])}" if run.left_out else ""
+
+
+def census(
+    package: str, arguments: list[str], *, repo: Path, tests_at: list[str], out: Path, cache: Path, registry_path: Path,
+    say: Callable[[str], None] = say_flushed, suites: Path = SUITES_TOML, matches_file: Path = MATCHES_TOML, workers: str = "auto",
+) -> int:
+    """Oldest release first, a progress line each; bad input stops with one line (exit 2), keeping
+    what was done in census.json / census.html / census.md. Exit 1 when a finding is unmatched
+    (nobody has looked for it upstream, nor registered it)."""
+    try:
+        suite = load_suite(package, suites)
+        matches = load_matches(package, matches_file, frozenset(load_registry(registry_path)))
+        releases = census_releases(arguments, tagged_releases(repository_tags(repo)), parse_tests_at(tests_at))
+        out.mkdir(parents=True, exist_ok=True)
+    except (ScanError, MatchesError, RegistryError, ReleaseRangeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT
+    except OSError as error:
+        print(f"error: --out {out}: {error.strerror}", file=sys.stderr)
+        return BAD_INPUT
+    runs: list[ReleaseCensus] = []
+    stopped = None
+    for release, ref in releases.items():
+        try:
+            run = release_census(package, release, ref, repo=repo, suite=suite, out=out, cache=cache, registry=registry_path, workers=workers)
+        except ScanError as error:
+            stopped = str(error)
+            print(f"error: {stopped}", file=sys.stderr)
+            break
+        runs.append(run)
+        say(progress_line(package, run))
+    findings = group_findings([failure for run in runs for failure in run.failures], [run.release for run in runs], matches)
+    document = census_document(
+        package, str(repo), datetime.date.today().isoformat(), [census_run_entry(run) for run in runs], findings, stopped, suite.pytest_args
+    )
+    (out / "census.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    (out / "census.html").write_text(census_html(document), encoding="utf-8")
+    (out / "census.md").write_text(census_markdown(document), encoding="utf-8")
+    for line in console_lines(document):
+        say(line)
+    say(f"census: {out / 'census.json'}, {out / 'census.html'}, {out / 'census.md'}")
+    if stopped:
+        return BAD_INPUT
+    return UNMATCHED if any(finding.match["kind"] == "unmatched" for finding in findings) else DONE
+
+
+def census_run_entry(run: ReleaseCensus) -> dict:
+    entry = asdict(run)
+    del entry["failures"]
+    return entry

@@ -1,0 +1,299 @@
+"""`python -m reports census`: a package's own tests at each release, plainly and simulated, and
+what fails only simulated grouped by cause. The pure parts by table; the command end to end on two
+releases of a tiny planted package (its releases already in the cache, its tests in a git
+repository made here), which takes four pytest sessions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from reports.__main__ import main
+from reports.census.causes import cause_of, error_line
+from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match, MatchesError, group_findings, load_matches
+from reports.census.junit import Outcome, compare, junit_id, node_id
+from reports.census.page import census_markdown
+from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, tagged_releases
+from reports.census.run import CensusSuite, export_tests, sweep_failures
+from reports.scan.run import ScanError, release_folder
+from tests.conftest import REPO
+from tests.helpers import warm_python
+
+NATIVE = """Traceback (most recent call last):
+  File "/tmp/census-tests-x/tests/augmentation/test_linear.py", line 12, in test_smoke
+    out = aug(x)
+  File "/cache/kornia-0.8.2/kornia/augmentation/base.py", line 200, in forward
+    params = self.generate_parameters(shape)
+  File "/cache/kornia-0.8.2/kornia/augmentation/random_generator/_2d/linear_illumination.py", line 115, in forward
+    gradient = sign * gain_factor * gradient
+  File "/work/main/simcuda/dispatch.py", line 40, in __torch_dispatch__
+    raise error
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu! (size 16)
+"""
+
+
+# The pure parts ---------------------------------------------------------------------------------
+
+
+def test_a_cause_is_the_innermost_frame_in_the_package_and_the_error_with_its_numbers_masked() -> None:
+    where, error = cause_of(NATIVE, ("/cache/kornia-0.8.2",))
+    assert where == "kornia/augmentation/random_generator/_2d/linear_illumination.py:forward"
+    assert error == "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu! (size N)"
+
+
+def test_a_failure_that_never_reached_the_package_is_placed_in_the_test() -> None:
+    text = 'Traceback (most recent call last):\n  File "/x/tests/color/test_hsv.py", line 3, in test_a\n    assert 1 == 2\nAssertionError: 1 == 2\n'
+    assert cause_of(text, ("/cache/kornia-0.8.2",)) == ("(test) color/test_hsv.py:test_a", "AssertionError: N == N")
+    assert error_line("no traceback at all, 3 lines") == "no traceback at all, N lines"
+
+
+def test_releases_come_from_final_tags_and_the_commits_named_for_untagged_ones() -> None:
+    tagged = tagged_releases(["v0.8.1", "0.8.2", "v0.8.2", "v0.9.0rc1", "nightly", "v0.8.3"])
+    assert tagged == {"0.8.1": "v0.8.1", "0.8.2": "v0.8.2", "0.8.3": "v0.8.3"}
+    named = parse_tests_at(["0.9.0=b4f5a78a1"])
+    assert census_releases(["0.8.2..0.9.0"], tagged, named) == {"0.8.2": "v0.8.2", "0.8.3": "v0.8.3", "0.9.0": "b4f5a78a1"}
+    assert census_releases(["0.8.3", "0.8.1"], tagged, {}) == {"0.8.1": "v0.8.1", "0.8.3": "v0.8.3"}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named", "message"),
+    [
+        (["0.8.1..0.9.0"], [], "0.9.0: no tag v0.9.0 or 0.9.0 in the repository; name the commit its tests come from: --tests-at 0.9.0=REF"),
+        (["0.8.3..0.8.1"], [], "0.8.3..0.8.1: the first release is newer than the last"),
+        (["0.8.x"], [], "release: '0.8.x' is not a release (PEP 440, e.g. 0.8.2)"),
+        (["0.8.1"], ["0.9.0"], "--tests-at '0.9.0': give RELEASE=REF, e.g. 0.9.0=b4f5a78a1"),
+    ],
+)
+def test_a_range_that_cannot_be_resolved_is_refused_in_one_line(arguments: list[str], named: list[str], message: str) -> None:
+    with pytest.raises(ReleaseRangeError) as refused:
+        census_releases(arguments, {"0.8.1": "v0.8.1", "0.8.3": "v0.8.3"}, parse_tests_at(named))
+    assert str(refused.value) == message
+
+
+def test_one_cause_at_several_releases_is_one_finding_from_its_first_to_its_last() -> None:
+    where, error = "kornia/a.py:forward", "RuntimeError: Expected all tensors to be on the same device"
+    failures = [
+        Failure("0.8.3", OWN_TESTS, where, error, "tests/t.py::test_b"),
+        Failure("0.8.2", OWN_TESTS, where, error, "tests/t.py::test_a"),
+        Failure("0.8.2", CUDA_CASE, "kornia/b.py:f", "TypeError: x", "tests/t.py::test_c[cuda]"),
+    ]
+    matches = [Match(where, "RuntimeError: Expected all tensors", "upstream", "https://github.com/kornia/kornia/issues/4536", "the traceback's line")]
+    first, second = group_findings(failures, ["0.8.1", "0.8.2", "0.8.3"], matches)
+    assert (first.kind, first.releases, first.first, first.last) == (CUDA_CASE, ["0.8.2"], "0.8.2", "0.8.2")
+    assert first.match["kind"] == "unmatched"
+    assert (second.releases, second.tests) == (["0.8.2", "0.8.3"], {"0.8.2": ["tests/t.py::test_a"], "0.8.3": ["tests/t.py::test_b"]})
+    assert second.match == {"kind": "upstream", "value": "https://github.com/kornia/kornia/issues/4536", "how": "the traceback's line"}
+
+
+def test_a_sweep_finding_the_allow_list_charges_to_a_bug_belongs_to_that_bug() -> None:
+    document = {"sweeps": [
+        {"sweep": "device", "callable": "kornia.augmentation.RandomShear", "device": "simcuda:1", "result": "finding",
+         "finding": "device-error (module moved)", "triaged": "the registered bug", "charged": "kornia-4415"},
+        {"sweep": "device", "callable": "kornia.filters.canny", "device": "simcuda:1", "result": "clean"},
+        {"sweep": "state", "callable": "kornia.enhance.Normalize", "device": "cpu", "result": "finding", "finding": "state-left-behind",
+         "triaged": "re-cast on every call"},
+    ]}
+    charged, triaged = group_findings(sweep_failures("0.8.2", document), ["0.8.2"], [])
+    assert (charged.kind, charged.where, charged.error) == (SWEEP, "device: kornia.augmentation.RandomShear", "device-error (module moved)")
+    assert charged.match["kind"] == "bug" and charged.match["value"] == "kornia-4415"
+    assert triaged.match == {"kind": "triaged", "value": "", "how": "the sweep allow-list: re-cast on every call"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ('where = "a.py:f"\nerror = "E"\nhow = "h"', "needs where, error, how and one of bug, upstream, not_found"),
+        ('where = "a.py:f"\nerror = "E"\nhow = "h"\nbug = "kornia-1"\nupstream = "u"', "needs where, error, how and one of"),
+        ('where = "a.py:f"\nerror = "E"\nhow = "h"\nbug = "kornia-1"', "bug 'kornia-1' is not in the registry"),
+    ],
+)
+def test_a_malformed_match_is_refused_naming_its_entry(entry: str, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "matches.toml"
+    path.write_text(f"[[kornia]]\n{entry}\n", encoding="utf-8")
+    with pytest.raises(MatchesError, match=message) as refused:
+        load_matches("kornia", path, frozenset({"kornia-2791"}))
+    assert "matches.toml: [[kornia]] #1 (a.py:f)" in str(refused.value)
+
+
+def test_every_match_kept_for_kornia_names_a_registered_bug_or_an_address() -> None:
+    from fixtures.known_bugs.registry import load_registry
+
+    matches = load_matches("kornia", known_bugs=frozenset(load_registry()))
+    assert all(match.value.startswith("https://github.com/") for match in matches if match.kind == "upstream")
+
+
+# The junit comparison the census shares with bench/simcuda_peer_suite.py --------------------------
+
+
+def test_only_tests_passing_on_cpu_are_compared_and_each_lands_in_one_bin() -> None:
+    cpu = {"t.A::ok": Outcome("passed"), "t.A::alarm": Outcome("passed"), "t.A::refused": Outcome("passed"), "t.A::own": Outcome("passed"),
+           "t.A::broken": Outcome("failure", "boom")}
+    sim = {"t.A::ok": Outcome("passed"), "t.A::alarm": Outcome("failure", "AssertionError: x"),
+           "t.A::refused": Outcome("skipped", "simulated CUDA cannot"),
+           "t.A::own": Outcome("skipped", "CPU only"), "t.A::broken": Outcome("failure", "boom")}
+    simcuda = {"results": {"t/A.py::refused": "refused", "t/A.py::ok": "passed"}, "refused_by_feature": {"CUDA graphs": 1}}
+    result = compare(cpu, sim, simcuda)
+    assert result["passing_on_cpu"] == 4 and result["passed_on_both"] == 1
+    assert result["failing_only_simulated"] == {"t.A::alarm": "AssertionError: x"}
+    assert result["refused"] == 1 and result["skipped_by_the_test_on_cuda"] == {"t.A::own": "CPU only"}
+
+
+def test_cuda_cases_only_the_simulated_run_runs_are_counted_apart() -> None:
+    """torchvision's `cpu_and_cuda()` cases: the CPU run skips the cuda ones (or, under another
+    device variable, has none); they are neither compared nor lost."""
+    cpu = {"t.A::f[cpu]": Outcome("passed"), "t.A::f[cuda]": Outcome("skipped", "CUDA not available")}
+    sim = {"t.A::f[cpu]": Outcome("passed"), "t.A::f[cuda]": Outcome("passed"), "t.A::g[cuda]": Outcome("failure", "AssertionError: y"),
+           "t.A::h[cuda]": Outcome("skipped", "simulated CUDA cannot run this: nvJPEG"), "t.A::k[cuda]": Outcome("skipped", "needs two GPUs")}
+    result = compare(cpu, sim, {"results": {"t/A.py::h[cuda]": "refused"}})
+    assert (result["passing_on_cpu"], result["passed_on_both"], result["both_seconds"]) == (1, 1, (0.0, 0.0))
+    assert result["only_simulated_passed"] == 1 and result["only_simulated_failing"] == {"t.A::g[cuda]": "AssertionError: y"}
+    assert result["only_simulated_refused"] == 1
+
+
+def test_the_both_sides_time_ratio_counts_only_tests_passed_on_both() -> None:
+    cpu = {"t.A::f[cpu]": Outcome("passed", "", 1.0), "t.A::g[cpu]": Outcome("passed", "", 5.0)}
+    sim = {"t.A::f[cpu]": Outcome("passed", "", 1.5), "t.A::g[cpu]": Outcome("failure", "x", 0.1), "t.A::f[cuda]": Outcome("passed", "", 30.0)}
+    assert compare(cpu, sim, {})["both_seconds"] == (1.0, 1.5)
+
+
+@pytest.mark.parametrize(("nodeid", "junit"), [("tests/a/b.py::T::f[x]", "tests.a.b.T::f[x]"), ("tests/c.py::g", "tests.c::g")])
+def test_pytest_ids_are_read_in_junit_form_and_back(nodeid: str, junit: str) -> None:
+    assert junit_id(nodeid) == junit
+    assert node_id(junit, nodeid.partition("::")[0]) == nodeid
+
+
+# The command, end to end ------------------------------------------------------------------------
+
+RELEASES = {
+    # 1.0: shift() adds a CPU tensor to its input (the planted device bug); 1.1 fixes it.
+    # scale() multiplies by a CPU tensor in both: one finding over both releases.
+    "1.0": "def shift(x):\n    return x + torch.ones(3)\n",
+    "1.1": "def shift(x):\n    return x + torch.ones(3, device=x.device)\n",
+}
+SCALE = "def scale(x):\n    return x * torch.full((3,), 2.0)\n"
+TESTS = '''
+import torch
+from plantedpkg import scale, shift
+
+
+def test_shift_keeps_the_device(device):
+    x = torch.zeros(3, device=device)
+    assert shift(x).device == x.device
+
+
+def test_scale_keeps_the_device(device):
+    assert scale(torch.zeros(3, device=device)).device.type == torch.device(device).type
+
+
+def test_fails_on_both_sides(device):
+    assert shift(torch.zeros(3, device=device)).sum() == 99
+'''
+CONFTEST = '''
+import pytest
+import torch
+
+
+@pytest.fixture
+def device():
+    return torch.device("cpu")
+'''
+
+
+def planted_release(cache: Path, release: str) -> None:
+    """The release as the census's cache holds an installed one: the package and its dist-info."""
+    folder = release_folder(cache, "plantedpkg", release)
+    (folder / "plantedpkg").mkdir(parents=True)
+    (folder / "plantedpkg" / "__init__.py").write_text(f"import torch\n\n\n{RELEASES[release]}\n\n{SCALE}", encoding="utf-8")
+    (folder / f"plantedpkg-{release}.dist-info").mkdir()
+    (folder / f"plantedpkg-{release}.dist-info" / "METADATA").write_text(f"Metadata-Version: 2.1\nName: plantedpkg\nVersion: {release}\n")
+
+
+def git(repo: Path, *arguments: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *arguments], check=True, capture_output=True)
+
+
+def planted_repository(repo: Path) -> None:
+    """Its tests at tags v1.0 and v1.1 (the same tests: the fix is in the package)."""
+    (repo / "tests" / "core").mkdir(parents=True)
+    (repo / "tests" / "core" / "test_planted.py").write_text(textwrap.dedent(TESTS), encoding="utf-8")
+    (repo / "conftest.py").write_text(textwrap.dedent(CONFTEST), encoding="utf-8")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "tests")
+    git(repo, "tag", "v1.0")
+    git(repo, "tag", "v1.1")
+
+
+def test_a_census_of_two_releases_groups_what_fails_only_simulated_by_cause(tmp_path: Path) -> None:
+    """`python -m reports census` as a user types it, forked from the self-tests' warm Python
+    (helpers/warm_python.py), as are the four pytest sessions it starts."""
+    cache, repo, out = tmp_path / "cache", tmp_path / "repo", tmp_path / "out"
+    for release in RELEASES:
+        planted_release(cache, release)
+    planted_repository(repo)
+    suites = tmp_path / "suites.toml"
+    suites.write_text('[plantedpkg]\ntests = ["tests"]\nbeside = ["conftest.py"]\ngroups = ["core"]\n', encoding="utf-8")
+    matches = tmp_path / "matches.toml"
+    matches.write_text(
+        '[[plantedpkg]]\nwhere = "plantedpkg/__init__.py:scale"\nerror = "RuntimeError: Expected all tensors"\n'
+        'not_found = "searched the tracker for scale, 2026-11-28"\nhow = "nothing under its name"\n',
+        encoding="utf-8",
+    )
+    done = warm_python.run(
+        [
+            sys.executable, "-m", "reports", "census", "plantedpkg", "1.0..1.1", "--repo", str(repo), "--out", str(out), "--cache", str(cache),
+            "--suites", str(suites), "--matches", str(matches), "--workers", "0",
+        ],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}, timeout=600,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr  # the shift finding is unmatched
+    assert "plantedpkg 1.0 (tests from v1.0): 2 pass plainly, 2 of them fail only simulated" in done.stdout
+    assert "plantedpkg 1.1 (tests from v1.1): 2 pass plainly, 1 of them fail only simulated" in done.stdout
+    document = json.loads((out / "census.json").read_text(encoding="utf-8"))
+    findings = {finding["where"]: finding for finding in document["findings"]}
+    assert set(findings) == {"plantedpkg/__init__.py:shift", "plantedpkg/__init__.py:scale"}
+    shift, scale = findings["plantedpkg/__init__.py:shift"], findings["plantedpkg/__init__.py:scale"]
+    assert (shift["releases"], shift["match"]["kind"]) == (["1.0"], "unmatched")
+    assert (scale["first"], scale["last"], scale["match"]["kind"]) == ("1.0", "1.1", "not_found")
+    assert shift["error"].startswith("RuntimeError: Expected all tensors to be on the same device")
+    assert scale["reproducer"] == "plantedpkg==1.1, its tests at v1.1: pytest --simcuda tests/core/test_planted.py::test_scale_keeps_the_device"
+    assert [run["counts"]["plain_failures"] for run in document["releases"]] == [1, 1]
+    assert (out / "census.md").read_text(encoding="utf-8") == census_markdown(document)
+    assert "Census: plantedpkg" in (out / "census.html").read_text(encoding="utf-8")
+
+
+def test_a_folder_that_is_not_a_repository_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["census", "kornia", "0.8.1..0.9.0", "--repo", str(tmp_path), "--out", str(tmp_path / "out")])
+    error = capsys.readouterr().err
+    assert status == 2 and error.startswith(f"error: --repo {tmp_path}: not a git repository (") and error.count("\n") == 1
+
+
+def lose_blob(repo: Path, path: str) -> None:
+    """The file's contents gone from the repository, as in a partial clone that never fetched them."""
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", f"HEAD:{path}"], capture_output=True, text=True, check=True).stdout.strip()
+    (repo / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+
+
+def test_tests_are_exported_from_a_partial_clone_unless_a_file_the_census_runs_is_missing(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    planted_repository(repo)
+    (repo / "tests" / "data").mkdir()
+    (repo / "tests" / "data" / "large.bin").write_bytes(b"x" * 10)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "data")
+    lose_blob(repo, "tests/data/large.bin")
+    suite = CensusSuite(tests=["tests", "test"], beside=["conftest.py", "testing"], groups=["core"], pytest_args=[], sweeps=[])
+    (tmp_path / "a").mkdir()
+    assert export_tests(repo, "HEAD", suite, tmp_path / "a") == ("tests", ["tests/data/large.bin"])
+    assert (tmp_path / "a" / "tests" / "core" / "test_planted.py").read_text(encoding="utf-8") == textwrap.dedent(TESTS)
+    assert (tmp_path / "a" / "conftest.py").is_file() and not (tmp_path / "a" / "tests" / "data" / "large.bin").exists()
+    lose_blob(repo, "tests/core/test_planted.py")
+    (tmp_path / "b").mkdir()
+    with pytest.raises(ScanError, match=r"HEAD: .* lacks the contents of 1 test file\(s\) the census runs, e.g. tests/core/test_planted.py"):
+        export_tests(repo, "HEAD", suite, tmp_path / "b")
