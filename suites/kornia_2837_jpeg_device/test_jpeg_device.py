@@ -16,8 +16,7 @@ import torch
 
 from fixtures.known_bugs.library_api import library_api
 from fixtures.known_bugs.outcomes import observe
-from fixtures.proxies.meta_proxy import CLEAN, FINDING, classify_call
-from simcuda import describe
+from suites.device_oracle import check_runs_on
 from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES
 
 jpeg_codec_differentiable = library_api("kornia.enhance", "jpeg_codec_differentiable", first_release="0.7.2")
@@ -41,17 +40,6 @@ CODEC_CASES = [
 
 def _mean_abs_difference(actual: torch.Tensor, expected: torch.Tensor) -> float:
     return (actual.detach().cpu() - expected.detach()).abs().mean().item()
-
-
-def _run_on_device(call, device: torch.device, what: str, simulation: object | None = None) -> torch.Tensor:
-    """The call's output; BugObserved on a device mismatch, a misplaced output, or (simulated device
-    only) an allocation on a device the test never asked for."""
-    run = classify_call(call, device)
-    observe(run.kind == FINDING, f"{what} on {device}: {run.detail}")
-    assert run.kind == CLEAN, f"harness: {what} failed on {device} for another reason: {run.detail}"
-    foreign = simulation.foreign_allocations({"cpu", str(device)}) if simulation else []
-    observe(bool(foreign), f"{what} on {device}: {describe(foreign)}")
-    return run.output
 
 
 def _codec_input_grad(image: torch.Tensor, quality: torch.Tensor) -> torch.Tensor:
@@ -81,8 +69,8 @@ def test_codec_on_device_matches_cpu(
     target = _codec_case_device(device, simulation, shape)
     image, quality = torch.rand(shape), torch.tensor(qualities)
     expected = jpeg_codec_differentiable(image, quality)
-    actual = _run_on_device(
-        lambda: jpeg_codec_differentiable(image.to(target), quality.to(target)), target, "jpeg_codec_differentiable", simulation
+    actual = check_runs_on(
+        lambda: jpeg_codec_differentiable(image.to(target), quality.to(target)), target, simulation, "jpeg_codec_differentiable"
     )
     _observe_close("output", device, actual, expected)
 
@@ -93,8 +81,8 @@ def test_codec_gradient_on_device_matches_cpu(
 ) -> None:
     target = _codec_case_device(device, simulation, shape)
     image, quality = torch.rand(shape), torch.tensor(qualities)
-    actual = _run_on_device(
-        lambda: _codec_input_grad(image.to(target), quality.to(target)), target, "jpeg_codec_differentiable backward", simulation
+    actual = check_runs_on(
+        lambda: _codec_input_grad(image.to(target), quality.to(target)), target, simulation, "jpeg_codec_differentiable backward"
     )
     expected = _codec_input_grad(image, quality)
     _observe_close("input gradient", device, actual, expected)
@@ -106,6 +94,6 @@ def test_chain_piece_on_device_matches_cpu(device: str, simulation: object | Non
     torch.manual_seed(0)
     expected = CHAIN_PIECES[piece](torch.device("cpu"))
     torch.manual_seed(0)  # the same random image, drawn on the CPU then moved
-    actual = _run_on_device(lambda: CHAIN_PIECES[piece](target), target, piece, simulation)
+    actual = check_runs_on(lambda: CHAIN_PIECES[piece](target), target, simulation, piece)
     difference = _mean_abs_difference(actual, expected)
     observe(difference > CHAIN_MEAN_ABS_TOLERANCE, f"{piece} on {device} differs from CPU: mean |diff| {difference:.3g}")

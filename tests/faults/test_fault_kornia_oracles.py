@@ -20,6 +20,7 @@ from fixtures.known_bugs.outcomes import BugObserved, Inconclusive
 from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, INCONCLUSIVE
 from fixtures.proxies.module_state import device_move_check, tensors_not_following_dtype, unregistered_tensors
 from fixtures.sweeps.plugin import finding_key
+from suites.device_oracle import check_runs_on
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_state as jitter_proxy
 from suites.kornia_2837_jpeg_device import chain, test_jpeg_chain_meta, test_jpeg_device
@@ -120,13 +121,11 @@ def test_fault_forgetful_gaussian_is_flagged_by_the_2837_proxy(monkeypatch: pyte
         test_jpeg_chain_meta.test_chain_piece_stays_on_meta("gaussian")
 
 
-@pytest.mark.catches("suites/kornia_2837_jpeg_device/test_jpeg_device.py::_run_on_device")
+@pytest.mark.catches("suites/device_oracle.py::check_runs_on")
 def test_fault_forgetful_gaussian_is_flagged_by_the_2837_direct_helper() -> None:
     """The direct test's device run goes through the same classifier; meta stands in for a GPU."""
     with pytest.raises(BugObserved, match="gaussian on meta"):
-        test_jpeg_device._run_on_device(
-            lambda: forgetful_gaussian(5, torch.ones(1, 1, device="meta")), torch.device("meta"), "gaussian"
-        )
+        check_runs_on(lambda: forgetful_gaussian(5, torch.ones(1, 1, device="meta")), torch.device("meta"), None, "gaussian")
 
 
 @pytest.mark.catches("suites/kornia_sweeps/test_device_sweep.py::device_result")

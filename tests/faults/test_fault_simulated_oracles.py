@@ -18,8 +18,8 @@ from kornia.augmentation import RandomPlanckianJitter
 from fixtures.known_bugs.outcomes import BugObserved
 from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, WRONG_DEVICE_OUTPUT
 from simcuda import describe, simulated_cuda
+from suites.device_oracle import check_runs_on
 from suites.kornia_2791_planckian_jitter import test_planckian_jitter_device as jitter_direct
-from suites.kornia_2837_jpeg_device import test_jpeg_device
 from suites.kornia_sweeps.targets import SweepCall
 from suites.kornia_sweeps.test_device_sweep import FOREIGN_ALLOCATION, VALUE_MISMATCH, simulated_result
 
@@ -120,7 +120,7 @@ def test_fault_allocation_on_cuda0_is_named_with_its_caller(simulation) -> None:
     assert simulation.foreign_allocations({"cpu", str(DEVICE)}, since=len(simulation.allocations)) == []
 
 
-@pytest.mark.catches("suites/kornia_2837_jpeg_device/test_jpeg_device.py::_run_on_device")
+@pytest.mark.catches("suites/device_oracle.py::check_runs_on")
 @pytest.mark.parametrize(
     ("faulty", "fixed", "reported"),
     [
@@ -132,9 +132,9 @@ def test_fault_allocation_on_cuda0_is_named_with_its_caller(simulation) -> None:
 def test_fault_is_flagged_by_the_2837_direct_helper_on_simcuda1(faulty, fixed, reported: str) -> None:
     image = torch.rand(1, 3, 4, 4)
     with simulated_cuda(device_count=2) as simulation, pytest.raises(BugObserved, match=reported):
-        test_jpeg_device._run_on_device(lambda: faulty(image.to(DEVICE)), DEVICE, faulty.__name__, simulation)
+        check_runs_on(lambda: faulty(image.to(DEVICE)), DEVICE, simulation, faulty.__name__)
     with simulated_cuda(device_count=2) as simulation:
-        test_jpeg_device._run_on_device(lambda: fixed(image.to(DEVICE)), DEVICE, fixed.__name__, simulation)
+        check_runs_on(lambda: fixed(image.to(DEVICE)), DEVICE, simulation, fixed.__name__)
 
 
 @pytest.mark.catches(
