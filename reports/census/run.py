@@ -31,7 +31,7 @@ from reports.census.junit import FAILING, Outcomes, compare, node_id, read_junit
 from reports.census.page import census_document, census_html, census_markdown, console_lines
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, repository_tags, tagged_releases
 from reports.run.loading import ResultsError, load_results
-from reports.scan.run import ScanError, install_into, last_line, release_folder, say_flushed
+from reports.scan.run import ScanError, install_into, last_line, release_by_release, release_folder, say_flushed
 
 SUITES_TOML = Path(__file__).with_name("suites.toml")
 DONE, UNMATCHED, BAD_INPUT = 0, 1, 2
@@ -252,17 +252,13 @@ def census(
     except OSError as error:
         print(f"error: --out {out}: {error.strerror}", file=sys.stderr)
         return BAD_INPUT
-    runs: list[ReleaseCensus] = []
-    stopped = None
-    for release, ref in releases.items():
-        try:
-            run = release_census(package, release, ref, repo=repo, suite=suite, out=out, cache=cache, registry=registry_path, workers=workers)
-        except ScanError as error:
-            stopped = str(error)
-            print(f"error: {stopped}", file=sys.stderr)
-            break
-        runs.append(run)
-        say(progress_line(package, run))
+    runs, stopped = release_by_release(
+        list(releases),
+        lambda release: release_census(
+            package, release, releases[release], repo=repo, suite=suite, out=out, cache=cache, registry=registry_path, workers=workers
+        ),
+        lambda run: say(progress_line(package, run)),
+    )
     findings = group_findings([failure for run in runs for failure in run.failures], [run.release for run in runs], matches)
     document = census_document(
         package, str(repo), datetime.date.today().isoformat(), [census_run_entry(run) for run in runs], findings, stopped, suite.pytest_args

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from packaging.version import InvalidVersion, Version
 
@@ -33,6 +34,7 @@ PACKAGES_TOML = Path(__file__).with_name("packages.toml")
 # 1: the registry is contradicted or a run errored; 3: nothing contradicts it, but some release
 # could not be decided (skipped, inconclusive, a race that did not trigger), so nothing confirms it.
 AGREE, DISAGREE, BAD_INPUT, UNDECIDED = 0, 1, 2, 3
+Run = TypeVar("Run")  # what one release's step returns (a scan's ReleaseRun, a census's ReleaseCensus)
 # How a scan or a bisect says a line by default: flushed at once, so that a CI log shows it as it happens.
 say_flushed = partial(print, flush=True)
 
@@ -305,6 +307,21 @@ def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None, f
     return [*lines, f"scan {outcome_line(scans, stopped, failed)}", f"scan: {out / 'scan.json'}, {out / 'scan.html'}"]
 
 
+def release_by_release(releases: Sequence[str], step: Callable[[str], Run], said: Callable[[Run], None]) -> tuple[list[Run], str | None]:
+    """`step` of each release in turn, `said` of each as it ends; the first bad input (ScanError)
+    is printed and stops the rest: the runs done, and that line (None when none stopped them)."""
+    runs = []
+    for release in releases:
+        try:
+            run = step(release)
+        except ScanError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return runs, str(error)
+        runs.append(run)
+        said(run)
+    return runs, None
+
+
 def scan(
     package: str, releases: list[str], bug_ids: list[str], *, out: Path, cache: Path, registry_path: Path,
     pytest_args: list[str], say: Callable[[str], None] = say_flushed, every_suite: bool = False,
@@ -326,19 +343,13 @@ def scan(
     except OSError as error:
         print(f"error: --out {out}: {error.strerror}", file=sys.stderr)
         return BAD_INPUT
-    runs: list[ReleaseRun] = []
-    stopped = None
-    for release in ordered:
-        try:
-            run = scan_release(
-                package, release, bugs, out=out, cache=cache, registry=registry_path, pytest_args=pytest_args, policy=policy, every_suite=every_suite
-            )
-        except ScanError as error:
-            stopped = str(error)
-            print(f"error: {stopped}", file=sys.stderr)
-            break
-        runs.append(run)
-        say(progress_line(package, run))
+    runs, stopped = release_by_release(
+        ordered,
+        lambda release: scan_release(
+            package, release, bugs, out=out, cache=cache, registry=registry_path, pytest_args=pytest_args, policy=policy, every_suite=every_suite
+        ),
+        lambda run: say(progress_line(package, run)),
+    )
     scans = bug_scans(bugs, runs)
     failed = failed_runs(scans, {run.release: run.pytest_exit for run in runs})
     status = write_scan(out, package, registry_path, scans, runs, stopped, failed)
