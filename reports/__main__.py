@@ -3,6 +3,7 @@ python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--every-suite] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
 python -m reports census PACKAGE FIRST..LAST|VERSION... --repo REPO [--tests-at VERSION=REF] [--out DIR] [--cache DIR]
                                   [--suites PATH] [--matches PATH] [--workers N]
+python -m reports census-redraw [--out DIR] [--matches PATH]   (a kept census matched again; nothing runs)
 python -m reports bisect PACKAGE --repo REPO --good REF --bad REF --bug ID [--fixed] [--out DIR] [--cache DIR] [-- PYTEST ARGS]
 python -m reports acceptance [--race-budget N,Ss] [--out DIR]   (on a GPU machine, or rehearsed on the
                                                    simulated runner: SIMCUDA_RUNNER_GPUS=N; steps.py)
@@ -36,7 +37,7 @@ from reports.across_runs.compare import EXAMPLES, compare, comparison_html, comp
 from reports.across_runs.matrix import matrix_columns, matrix_html
 from reports.bisect.run import bisect
 from reports.census.findings import MATCHES_TOML
-from reports.census.run import SUITES_TOML, census
+from reports.census.run import SUITES_TOML, census, redraw
 from reports.run.loading import ResultsError, load_results
 from reports.scan.run import default_cache, scan
 
@@ -136,6 +137,22 @@ def parser() -> argparse.ArgumentParser:
         "--workers", default="auto", metavar="N", help="pytest-xdist workers per session (default auto: one per core; 0: one process)"
     )
     census_command.add_argument(
+        "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
+    )
+    redraw_command = commands.add_parser(
+        "census-redraw", help="a kept census's tables drawn again with the current matches.toml; nothing runs",
+        description="Read census.json under --out, match its findings again (reports/census/matches.toml, the registry) and "
+        "write census.json, census.html and census.md anew: the triage after a census, without running it again. "
+        "Exit statuses as the census's.",
+    )
+    redraw_command.add_argument(
+        "--out", type=Path, default=REPOSITORY / "reports" / "out" / "census", help="the census's folder (default: reports/out/census)"
+    )
+    redraw_command.add_argument(
+        "--matches", type=Path, default=MATCHES_TOML, metavar="PATH",
+        help="what upstream knows of each finding (default reports/census/matches.toml)",
+    )
+    redraw_command.add_argument(
         "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
     )
     bisect_command = commands.add_parser(
@@ -267,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             cache=arguments.cache.resolve(), registry_path=arguments.bug_registry.resolve(), workers=arguments.workers,
             suites=arguments.suites.resolve(), matches_file=arguments.matches.resolve(),
         )
+    if arguments.command == "census-redraw":
+        return redraw(arguments.out.resolve(), registry_path=arguments.bug_registry.resolve(), matches_file=arguments.matches.resolve())
     if arguments.command == "bisect":
         return bisect(
             arguments.package, arguments.repo, arguments.good, arguments.bad, arguments.bug, fixed=arguments.fixed,

@@ -12,6 +12,12 @@ FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<function>\S+)'
 ERROR = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failed)): ?(?P<message>.*)$")
 # Numbers that differ between cases of one cause (shapes, sizes, indices); a device's index is kept.
 NUMBER = re.compile(r"(?<![:\w])\d+(?:\.\d+)?")
+# simcuda's failure of a test that allocated on a device it never asked for names the first
+# allocation's op, device and caller (outside torch): "... torch.tensor [4, 3] on cuda:0 at
+# augmentation/planckian_jitter.py:80 in __init__".
+FOREIGN = re.compile(
+    r"allocation\(s\) on a device the test never asked for: (?P<op>\S+) \[[^\]]*\] on (?P<device>\S+) at (?P<caller>\S+?):\d+ in (?P<function>\w+)"
+)
 MESSAGE_LENGTH = 160
 
 
@@ -42,7 +48,12 @@ def package_relative(path: str, roots: tuple[str, ...]) -> str | None:
 
 def cause_of(text: str, roots: tuple[str, ...], message: str = "") -> Cause:
     """The innermost frame under `roots` and the error. A failure that never reached the package
-    (an assertion in the test itself) is placed at the test's own innermost frame."""
+    (an assertion in the test itself) is placed at the test's own innermost frame; an allocation
+    simcuda found on a device the test never asked for, at the allocation's caller."""
+    foreign = FOREIGN.search(text or message)
+    if foreign:  # no traceback: the test passed, and its allocations failed it
+        error = f"allocation on a device the test never asked for: {foreign['op']} on {foreign['device']}"
+        return Cause(f"{foreign['caller']}:{foreign['function']}", error)
     frames = [(match["path"], match["function"]) for match in FRAME.finditer(text)]
     inside = [(relative, function) for path, function in frames if (relative := package_relative(path, roots))]
     if inside:

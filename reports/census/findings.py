@@ -65,6 +65,7 @@ class Finding:
     error: str
     releases: list[str]
     tests: dict[str, list[str]]  # release -> test node ids (the first few)
+    triage: dict[str, str]  # a sweep finding's allow-list triage (bug / reason), the strongest of its releases
     match: dict[str, str]  # {"kind": bug|upstream|not_found|triaged|unmatched, "value": ..., "how": ...}
 
     @property
@@ -76,16 +77,16 @@ class Finding:
         return self.releases[-1]
 
 
-def match_of(failure: Failure, matches: list[Match]) -> dict[str, str]:
+def match_of(where: str, error: str, triage: dict[str, str], matches: list[Match]) -> dict[str, str]:
     """A registered bug the allow-list charges it to, else the census's match, else the
     allow-list's reason, else unmatched."""
-    if failure.triage.get("bug"):
-        return {"kind": "bug", "value": failure.triage["bug"], "how": f"the sweep allow-list charges it: {failure.triage['reason']}"}
-    found = next((match for match in matches if match.covers(failure.where, failure.error)), None)
+    if triage.get("bug"):
+        return {"kind": "bug", "value": triage["bug"], "how": f"the sweep allow-list charges it: {triage['reason']}"}
+    found = next((match for match in matches if match.covers(where, error)), None)
     if found:
         return {"kind": found.kind, "value": found.value, "how": found.how}
-    if failure.triage.get("reason"):
-        return {"kind": "triaged", "value": "", "how": f"the sweep allow-list: {failure.triage['reason']}"}
+    if triage.get("reason"):
+        return {"kind": "triaged", "value": "", "how": f"the sweep allow-list: {triage['reason']}"}
     return {"kind": "unmatched", "value": "", "how": "nobody has looked for it upstream yet"}
 
 
@@ -99,7 +100,7 @@ def group_findings(failures: list[Failure], release_order: list[str], matches: l
         releases = [release for release in release_order if any(member.release == release for member in members)]
         tests = {release: sorted({member.test for member in members if member.release == release})[:EXAMPLES] for release in releases}
         # The allow-list may triage a finding at some releases only: the strongest triage speaks for it.
-        representative = max(members, key=lambda member: (bool(member.triage.get("bug")), bool(member.triage.get("reason"))))
-        findings.append(Finding(kind, where, error, releases, tests, match_of(representative, matches)))
+        triage = max((member.triage for member in members), key=lambda triage: (bool(triage.get("bug")), bool(triage.get("reason"))))
+        findings.append(Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches)))
     position = {release: index for index, release in enumerate(release_order)}
     return sorted(findings, key=lambda finding: (position[finding.first], finding.kind, finding.where, finding.error))

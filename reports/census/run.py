@@ -26,7 +26,7 @@ from fixtures.known_bugs.registry import RegistryError, load_registry
 from fixtures.toml_files import read_toml
 from reports import REPOSITORY
 from reports.census.causes import cause_of
-from reports.census.findings import CUDA_CASE, MATCHES_TOML, OWN_TESTS, SWEEP, Failure, MatchesError, group_findings, load_matches
+from reports.census.findings import CUDA_CASE, MATCHES_TOML, OWN_TESTS, SWEEP, Failure, MatchesError, group_findings, load_matches, match_of
 from reports.census.junit import FAILING, Outcomes, compare, node_id, read_junit
 from reports.census.page import census_document, census_html, census_markdown, console_lines
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, repository_tags, tagged_releases
@@ -263,15 +263,39 @@ def census(
     document = census_document(
         package, str(repo), datetime.date.today().isoformat(), [census_run_entry(run) for run in runs], findings, stopped, suite.pytest_args
     )
+    return write_census(out, document, say)
+
+
+def write_census(out: Path, document: dict, say: Callable[[str], None]) -> int:
+    """census.json, census.html, census.md and the console's summary; the exit status."""
     (out / "census.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     (out / "census.html").write_text(census_html(document), encoding="utf-8")
     (out / "census.md").write_text(census_markdown(document), encoding="utf-8")
     for line in console_lines(document):
         say(line)
     say(f"census: {out / 'census.json'}, {out / 'census.html'}, {out / 'census.md'}")
-    if stopped:
+    if document["stopped"]:
         return BAD_INPUT
-    return UNMATCHED if any(finding.match["kind"] == "unmatched" for finding in findings) else DONE
+    return UNMATCHED if any(finding["match"]["kind"] == "unmatched" for finding in document["findings"]) else DONE
+
+
+def redraw(out: Path, *, registry_path: Path, matches_file: Path = MATCHES_TOML, say: Callable[[str], None] = say_flushed) -> int:
+    """A kept census.json's findings matched again with the current matches.toml, its files
+    written anew: nothing runs. For the triage after a census: match a finding upstream, redraw."""
+    try:
+        document = json.loads((out / "census.json").read_text(encoding="utf-8"))
+        matches = load_matches(document["package"], matches_file, frozenset(load_registry(registry_path)))
+    except OSError as error:
+        print(f"error: {out / 'census.json'}: cannot read: {error.strerror}", file=sys.stderr)
+        return BAD_INPUT
+    except json.JSONDecodeError as error:
+        print(f"error: {out / 'census.json'}: not JSON: {error}", file=sys.stderr)
+        return BAD_INPUT
+    except (MatchesError, RegistryError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT
+    document["findings"] = [{**entry, "match": match_of(entry["where"], entry["error"], entry["triage"], matches)} for entry in document["findings"]]
+    return write_census(out, document, say)
 
 
 def census_run_entry(run: ReleaseCensus) -> dict:

@@ -18,7 +18,7 @@ from reports.__main__ import main
 from reports.census.causes import cause_of, error_line
 from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match, MatchesError, group_findings, load_matches
 from reports.census.junit import Outcome, compare, junit_id, node_id
-from reports.census.page import census_markdown
+from reports.census.page import COUNT_COLUMNS, census_document, census_markdown
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, tagged_releases
 from reports.census.run import CensusSuite, export_tests, sweep_failures
 from reports.scan.run import ScanError, release_folder
@@ -51,6 +51,16 @@ def test_a_failure_that_never_reached_the_package_is_placed_in_the_test() -> Non
     text = 'Traceback (most recent call last):\n  File "/x/tests/color/test_hsv.py", line 3, in test_a\n    assert 1 == 2\nAssertionError: 1 == 2\n'
     assert cause_of(text, ("/cache/kornia-0.8.2",)) == ("(test) color/test_hsv.py:test_a", "AssertionError: N == N")
     assert error_line("no traceback at all, 3 lines") == "no traceback at all, N lines"
+
+
+def test_an_allocation_simcuda_failed_the_test_for_is_placed_at_its_caller() -> None:
+    message = (
+        "simcuda: 2 allocation(s) on a device the test never asked for: torch.tensor [4, 3] on cuda:0 at "
+        "augmentation/planckian_jitter.py:80 in __init__; aten.mul [4] on cuda:0 at augmentation/planckian_jitter.py:91 in forward"
+    )
+    assert cause_of(message, ("/cache/kornia-0.7.1",)) == (
+        "augmentation/planckian_jitter.py:__init__", "allocation on a device the test never asked for: torch.tensor on cuda:0"
+    )
 
 
 def test_releases_come_from_final_tags_and_the_commits_named_for_untagged_ones() -> None:
@@ -297,3 +307,24 @@ def test_tests_are_exported_from_a_partial_clone_unless_a_file_the_census_runs_i
     (tmp_path / "b").mkdir()
     with pytest.raises(ScanError, match=r"HEAD: .* lacks the contents of 1 test file\(s\) the census runs, e.g. tests/core/test_planted.py"):
         export_tests(repo, "HEAD", suite, tmp_path / "b")
+
+
+def test_a_kept_census_is_matched_again_without_running_anything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    where, error = "kornia/a.py:forward", "RuntimeError: Expected all tensors to be on the same device"
+    findings = group_findings([Failure("0.8.2", OWN_TESTS, where, error, "tests/t.py::test_a")], ["0.8.2"], [])
+    runs = [{"release": "0.8.2", "tests_from": "v0.8.2", "left_out": [], "counts": dict.fromkeys(COUNT_COLUMNS, 0),
+             "install_s": 0.0, "plain_s": 1.0, "simulated_s": 1.0, "sweeps_s": 0.0}]
+    (tmp_path / "census.json").write_text(json.dumps(census_document("kornia", "repo", "2026-11-28", runs, findings, None)), encoding="utf-8")
+    matches = tmp_path / "matches.toml"
+    matches.write_text(
+        f'[[kornia]]\nwhere = "{where}"\nerror = "RuntimeError: Expected"\n'
+        'upstream = "https://github.com/kornia/kornia/issues/4536"\nhow = "its line"\n',
+        encoding="utf-8",
+    )
+    status = main(["census-redraw", "--out", str(tmp_path), "--matches", str(matches)])
+    document = json.loads((tmp_path / "census.json").read_text(encoding="utf-8"))
+    assert status == 0, capsys.readouterr()
+    assert document["findings"][0]["match"] == {"kind": "upstream", "value": "https://github.com/kornia/kornia/issues/4536", "how": "its line"}
+    assert "issue 4536" in (tmp_path / "census.html").read_text(encoding="utf-8")
+    assert main(["census-redraw", "--out", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'none' / 'census.json'}: cannot read: ")
