@@ -3,7 +3,7 @@ python -m reports matrix RESULTS.json... [-o matrix.html]
 python -m reports scan PACKAGE VERSION... [--bug ID] [--every-suite] [--out DIR] [--cache DIR] [--bug-registry=PATH] [-- PYTEST ARGS]
 python -m reports census PACKAGE FIRST..LAST|VERSION... --repo REPO [--tests-at VERSION=REF] [--out DIR] [--cache DIR]
                                   [--suites PATH] [--matches PATH] [--workers N]
-python -m reports census-redraw [--out DIR] [--matches PATH]   (a kept census matched again; nothing runs)
+python -m reports census-redraw [--out DIR] [--matches PATH] [--suites PATH] [--cache DIR]   (a kept census analysed again)
 python -m reports bisect PACKAGE --repo REPO --good REF --bad REF --bug ID [--fixed] [--out DIR] [--cache DIR] [-- PYTEST ARGS]
 python -m reports acceptance [--race-budget N,Ss] [--out DIR]   (on a GPU machine, or rehearsed on the
                                                    simulated runner: SIMCUDA_RUNNER_GPUS=N; steps.py)
@@ -140,9 +140,10 @@ def parser() -> argparse.ArgumentParser:
         "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
     )
     redraw_command = commands.add_parser(
-        "census-redraw", help="a kept census's tables drawn again with the current matches.toml; nothing runs",
-        description="Read census.json under --out, match its findings again (reports/census/matches.toml, the registry) and "
-        "write census.json, census.html and census.md anew: the triage after a census, without running it again. "
+        "census-redraw", help="a kept census analysed again (its sessions' files, the current matches.toml); nothing runs",
+        description="Read census.json under --out and each release's kept sessions beside it (junit files, simcuda's report, "
+        "the sweeps' results.json), find the causes again, group and match them with the current suites.toml, matches.toml and "
+        "registry, and write census.json, census.html and census.md anew: the triage after a census, without running it again. "
         "Exit statuses as the census's.",
     )
     redraw_command.add_argument(
@@ -151,6 +152,12 @@ def parser() -> argparse.ArgumentParser:
     redraw_command.add_argument(
         "--matches", type=Path, default=MATCHES_TOML, metavar="PATH",
         help="what upstream knows of each finding (default reports/census/matches.toml)",
+    )
+    redraw_command.add_argument(
+        "--suites", type=Path, default=SUITES_TOML, metavar="PATH", help="as the census's (default reports/census/suites.toml)"
+    )
+    redraw_command.add_argument(
+        "--cache", type=Path, default=default_cache(), help=f"the census's installed releases (default: {default_cache()})"
     )
     redraw_command.add_argument(
         "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
@@ -285,7 +292,10 @@ def main(argv: list[str] | None = None) -> int:
             suites=arguments.suites.resolve(), matches_file=arguments.matches.resolve(),
         )
     if arguments.command == "census-redraw":
-        return redraw(arguments.out.resolve(), registry_path=arguments.bug_registry.resolve(), matches_file=arguments.matches.resolve())
+        return redraw(
+            arguments.out.resolve(), cache=arguments.cache.resolve(), registry_path=arguments.bug_registry.resolve(),
+            suites=arguments.suites.resolve(), matches_file=arguments.matches.resolve(),
+        )
     if arguments.command == "bisect":
         return bisect(
             arguments.package, arguments.repo, arguments.good, arguments.bad, arguments.bug, fixed=arguments.fixed,

@@ -37,31 +37,37 @@ def error_line(text: str) -> str:
     return NUMBER.sub("N", first)[:MESSAGE_LENGTH]
 
 
-def package_relative(path: str, roots: tuple[str, ...]) -> str | None:
-    """The frame's file under one of the installed package's roots (its folder on sys.path), or None."""
+def package_relative(path: str, roots: tuple[str, ...], helpers: tuple[str, ...] = ()) -> str | None:
+    """The frame's file under one of the installed package's roots (its folder on sys.path), or
+    None; None too for the package's own test helpers (`helpers`, relative: "kornia/testing/"),
+    whose frames are the test's assertions, not the library's code."""
     for root in roots:
         prefix = root.rstrip("/") + "/"
         if path.startswith(prefix):
-            return path[len(prefix) :]
+            relative = path[len(prefix) :]
+            return None if relative.startswith(helpers) else relative
     return None
 
 
-def cause_of(text: str, roots: tuple[str, ...], message: str = "") -> Cause:
-    """The innermost frame under `roots` and the error. A failure that never reached the package
-    (an assertion in the test itself) is placed at the test's own innermost frame; an allocation
-    simcuda found on a device the test never asked for, at the allocation's caller."""
+def cause_of(text: str, roots: tuple[str, ...], installed: tuple[str, ...] = (), message: str = "", helpers: tuple[str, ...] = ()) -> Cause:
+    """The innermost frame under `roots` (outside `helpers`) and the error. A failure that never
+    reached the package (an assertion in the test itself) is placed at the innermost frame of the
+    test's own code, outside `roots` and every `installed` folder (Python's, the harness's):
+    "(test) <folder>/<file>:<function>"; an allocation simcuda found on a device the test never
+    asked for, at the allocation's caller."""
     foreign = FOREIGN.search(text or message)
     if foreign:  # no traceback: the test passed, and its allocations failed it
         error = f"allocation on a device the test never asked for: {foreign['op']} on {foreign['device']}"
         return Cause(f"{foreign['caller']}:{foreign['function']}", error)
     frames = [(match["path"], match["function"]) for match in FRAME.finditer(text)]
-    inside = [(relative, function) for path, function in frames if (relative := package_relative(path, roots))]
+    inside = [(relative, function) for path, function in frames if (relative := package_relative(path, roots, helpers))]
+    own = [(path, function) for path, function in frames if package_relative(path, roots + installed) is None]
     if inside:
         relative, function = inside[-1]
         where = f"{relative}:{function}"
-    elif frames:
-        path, function = frames[-1]
-        where = f"(test) {path.rsplit('/', 2)[-2]}/{path.rsplit('/', 1)[-1]}:{function}" if "/" in path else f"(test) {path}:{function}"
+    elif own:
+        path, function = own[-1]
+        where = f"(test) {'/'.join(path.split('/')[-2:])}:{function}"
     else:
         where = "(no traceback)"
     return Cause(where, error_line(text or message))

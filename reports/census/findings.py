@@ -11,7 +11,7 @@ from fixtures.toml_files import read_toml
 
 MATCHES_TOML = Path(__file__).with_name("matches.toml")
 OWN_TESTS, CUDA_CASE, SWEEP = "fails only simulated", "CUDA case fails", "sweep finding"
-MATCH_KINDS = ("bug", "upstream", "not_found")
+MATCH_KINDS = ("bug", "upstream", "not_found", "not_a_bug")
 EXAMPLES = 3  # tests named per finding
 
 
@@ -23,8 +23,8 @@ class MatchesError(ValueError):
 class Match:
     where: str
     error: str  # the start of the cause's error line
-    kind: str  # bug, upstream, not_found
-    value: str  # the registry id, the upstream address, or what was searched
+    kind: str  # bug, upstream, not_found, not_a_bug
+    value: str  # the registry id, the upstream address, what was searched, or why it is no device bug
     how: str  # how it was matched
 
     def covers(self, where: str, error: str) -> bool:

@@ -16,6 +16,7 @@ MATCH_WORDS = {
     "bug": "registered bug",
     "upstream": "reported upstream",
     "not_found": "not found upstream",
+    "not_a_bug": "not a device bug",
     "triaged": "triaged in the sweep allow-list",
     "unmatched": "unmatched: not looked for upstream yet",
 }

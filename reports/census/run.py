@@ -26,7 +26,7 @@ from fixtures.known_bugs.registry import RegistryError, load_registry
 from fixtures.toml_files import read_toml
 from reports import REPOSITORY
 from reports.census.causes import cause_of
-from reports.census.findings import CUDA_CASE, MATCHES_TOML, OWN_TESTS, SWEEP, Failure, MatchesError, group_findings, load_matches, match_of
+from reports.census.findings import CUDA_CASE, MATCHES_TOML, OWN_TESTS, SWEEP, Failure, MatchesError, group_findings, load_matches
 from reports.census.junit import FAILING, Outcomes, compare, node_id, read_junit
 from reports.census.page import census_document, census_html, census_markdown, console_lines
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, repository_tags, tagged_releases
@@ -45,6 +45,7 @@ class CensusSuite:
     groups: list[str]
     pytest_args: list[str]
     sweeps: list[str]
+    helpers: list[str]  # the package's own test helpers, by path under its folder: never a failure's cause
 
 
 def load_suite(package: str, path: Path = SUITES_TOML) -> CensusSuite:
@@ -52,7 +53,9 @@ def load_suite(package: str, path: Path = SUITES_TOML) -> CensusSuite:
     if package not in suites:
         raise ScanError(f"{package}: the census knows no tests of it (reports/census/suites.toml has {', '.join(suites)})")
     suite = suites[package]
-    return CensusSuite(suite["tests"], suite.get("beside", []), suite["groups"], suite.get("pytest_args", []), suite.get("sweeps", []))
+    return CensusSuite(
+        suite["tests"], suite.get("beside", []), suite["groups"], suite.get("pytest_args", []), suite.get("sweeps", []), suite.get("helpers", [])
+    )
 
 
 @dataclass
@@ -141,18 +144,21 @@ def own_tests_command(paths: list[str], suite: CensusSuite, junit: Path, simcuda
 
 def read_side(junit: Path, log: Path, side: str) -> Outcomes:
     if not junit.is_file():
-        raise ScanError(f"{side}: pytest wrote no junit: {last_line(log.read_text(encoding='utf-8'))} ({log})")
+        said = last_line(log.read_text(encoding="utf-8")) if log.is_file() else "(no log either)"
+        raise ScanError(f"{side}: pytest wrote no junit: {said} ({log})")
     return read_junit(junit)
 
 
-def test_failures(release: str, cpu: Outcomes, sim: Outcomes, compared: dict, roots: tuple[str, ...]) -> list[Failure]:
+def test_failures(release: str, sim: Outcomes, compared: dict, folder: Path, helpers: tuple[str, ...]) -> list[Failure]:
     """The tests passing plainly and failing simulated, and the CUDA cases only the simulated run
-    runs that fail, each with its cause."""
+    runs that fail, each with its cause (cause_of: the release's folder, and the frames of
+    Python's and the harness's own files skipped where the test's own code is looked for)."""
+    installed = tuple(dict.fromkeys((sys.prefix, sys.base_prefix, str(REPOSITORY))))
     chosen = [(OWN_TESTS, test) for test in compared["failing_only_simulated"]] + [(CUDA_CASE, test) for test in compared["only_simulated_failing"]]
     failures = []
     for kind, test in chosen:
         outcome = sim[test]
-        where, error = cause_of(outcome.text, roots, outcome.message)
+        where, error = cause_of(outcome.text, (str(folder),), installed, outcome.message, helpers)
         failures.append(Failure(release, kind, where, error, node_id(test, outcome.file)))
     return failures
 
@@ -189,11 +195,6 @@ def release_census(
         simulated_s = session(
             own_tests_command(paths, suite, reports / "simulated.xml", reports / "simcuda.json", workers), checkout, folder, reports / "simulated.log"
         )
-    cpu = read_side(reports / "plain.xml", reports / "plain.log", "plain")
-    sim = read_side(reports / "simulated.xml", reports / "simulated.log", "simulated")
-    simcuda = json.loads((reports / "simcuda.json").read_text(encoding="utf-8")) if (reports / "simcuda.json").is_file() else {}
-    compared = compare(cpu, sim, simcuda)
-    failures = test_failures(release, cpu, sim, compared, (str(folder),))
     sweeps_s = 0.0
     if suite.sweeps:
         command = [
@@ -201,6 +202,20 @@ def release_census(
             f"--bug-registry={registry}", f"--report-dir={reports / 'sweeps'}",
         ]
         sweeps_s = session(command, REPOSITORY, folder, reports / "sweeps.log")
+    counts, failures = release_findings(reports, package, release, folder, suite)
+    return ReleaseCensus(release, ref, left_out, counts, failures, round(installed - started, 1), plain_s, simulated_s, sweeps_s)
+
+
+def release_findings(reports: Path, package: str, release: str, folder: Path, suite: CensusSuite) -> tuple[dict[str, int], list[Failure]]:
+    """What a release's kept sessions say (their junit files, simcuda's report, the sweeps'
+    results.json under `reports`): its counts and its failures with their causes. Read again by
+    census-redraw."""
+    cpu = read_side(reports / "plain.xml", reports / "plain.log", "plain")
+    sim = read_side(reports / "simulated.xml", reports / "simulated.log", "simulated")
+    simcuda = json.loads((reports / "simcuda.json").read_text(encoding="utf-8")) if (reports / "simcuda.json").is_file() else {}
+    compared = compare(cpu, sim, simcuda)
+    failures = test_failures(release, sim, compared, folder, tuple(suite.helpers))
+    if suite.sweeps:
         try:
             failures += sweep_failures(release, load_results(reports / "sweeps" / "results.json"))
         except ResultsError as error:
@@ -215,7 +230,7 @@ def release_census(
         "plain_failures": sum(1 for outcome in cpu.values() if outcome.outcome in FAILING),
         "sweep_findings": sum(1 for failure in failures if failure.kind == SWEEP),
     }
-    return ReleaseCensus(release, ref, left_out, counts, failures, round(installed - started, 1), plain_s, simulated_s, sweeps_s)
+    return counts, failures
 
 
 def progress_line(package: str, run: ReleaseCensus) -> str:
@@ -279,23 +294,37 @@ def write_census(out: Path, document: dict, say: Callable[[str], None]) -> int:
     return UNMATCHED if any(finding["match"]["kind"] == "unmatched" for finding in document["findings"]) else DONE
 
 
-def redraw(out: Path, *, registry_path: Path, matches_file: Path = MATCHES_TOML, say: Callable[[str], None] = say_flushed) -> int:
-    """A kept census.json's findings matched again with the current matches.toml, its files
-    written anew: nothing runs. For the triage after a census: match a finding upstream, redraw."""
+def redraw(
+    out: Path, *, cache: Path, registry_path: Path, suites: Path = SUITES_TOML, matches_file: Path = MATCHES_TOML,
+    say: Callable[[str], None] = say_flushed,
+) -> int:
+    """A kept census read again: each release's kept sessions (under `out`) analysed anew, the
+    findings grouped and matched with the current suites.toml and matches.toml, the files written
+    anew. Nothing runs: for the triage after a census (match a finding upstream, redraw)."""
     try:
         document = json.loads((out / "census.json").read_text(encoding="utf-8"))
-        matches = load_matches(document["package"], matches_file, frozenset(load_registry(registry_path)))
+        package = document["package"]
+        suite = load_suite(package, suites)
+        matches = load_matches(package, matches_file, frozenset(load_registry(registry_path)))
+        failures = []
+        for run in document["releases"]:
+            folder = release_folder(cache, package, run["release"])
+            run["counts"], found = release_findings(out / f"{package}-{run['release']}", package, run["release"], folder, suite)
+            failures += found
     except OSError as error:
-        print(f"error: {out / 'census.json'}: cannot read: {error.strerror}", file=sys.stderr)
+        print(f"error: {error.filename}: cannot read: {error.strerror}", file=sys.stderr)
         return BAD_INPUT
     except json.JSONDecodeError as error:
         print(f"error: {out / 'census.json'}: not JSON: {error}", file=sys.stderr)
         return BAD_INPUT
-    except (MatchesError, RegistryError) as error:
+    except (MatchesError, RegistryError, ScanError) as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT
-    document["findings"] = [{**entry, "match": match_of(entry["where"], entry["error"], entry["triage"], matches)} for entry in document["findings"]]
-    return write_census(out, document, say)
+    findings = group_findings(failures, [run["release"] for run in document["releases"]], matches)
+    redrawn = census_document(
+        package, document["repository"], document["date"], document["releases"], findings, document["stopped"], suite.pytest_args
+    )
+    return write_census(out, redrawn, say)
 
 
 def census_run_entry(run: ReleaseCensus) -> dict:

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from reports.__main__ import main
 from reports.census.causes import cause_of, error_line
 from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match, MatchesError, group_findings, load_matches
 from reports.census.junit import Outcome, compare, junit_id, node_id
-from reports.census.page import COUNT_COLUMNS, census_document, census_markdown
+from reports.census.page import census_document, census_markdown
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, tagged_releases
 from reports.census.run import CensusSuite, export_tests, sweep_failures
 from reports.scan.run import ScanError, release_folder
@@ -51,6 +52,21 @@ def test_a_failure_that_never_reached_the_package_is_placed_in_the_test() -> Non
     text = 'Traceback (most recent call last):\n  File "/x/tests/color/test_hsv.py", line 3, in test_a\n    assert 1 == 2\nAssertionError: 1 == 2\n'
     assert cause_of(text, ("/cache/kornia-0.8.2",)) == ("(test) color/test_hsv.py:test_a", "AssertionError: N == N")
     assert error_line("no traceback at all, 3 lines") == "no traceback at all, N lines"
+
+
+def test_the_packages_own_test_helpers_and_installed_code_never_place_a_cause() -> None:
+    """kornia 0.6's tests assert through kornia.testing, which calls torch's assert_close: the
+    cause is the test's own line, not the helper inside the package nor torch."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/tmp/census-tests-x/test/augmentation/test_gen.py", line 9, in test_random_gen\n    assert_close(a, b)\n'
+        '  File "/cache/kornia-0.6.10/kornia/testing/__init__.py", line 270, in assert_close\n    return _assert_close(a, b)\n'
+        '  File "/venv/lib/python3.11/site-packages/torch/testing/_comparison.py", line 1689, in assert_close\n    raise error\n'
+        "AssertionError: Tensor-likes are not close!\n"
+    )
+    place = cause_of(text, ("/cache/kornia-0.6.10",), ("/venv",), helpers=("kornia/testing/",))
+    assert place == ("(test) augmentation/test_gen.py:test_random_gen", "AssertionError: Tensor-likes are not close!")
+    assert cause_of(text, ("/cache/kornia-0.6.10",), ("/venv",)).where == "kornia/testing/__init__.py:assert_close"
 
 
 def test_an_allocation_simcuda_failed_the_test_for_is_placed_at_its_caller() -> None:
@@ -118,7 +134,7 @@ def test_a_sweep_finding_the_allow_list_charges_to_a_bug_belongs_to_that_bug() -
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ('where = "a.py:f"\nerror = "E"\nhow = "h"', "needs where, error, how and one of bug, upstream, not_found"),
+        ('where = "a.py:f"\nerror = "E"\nhow = "h"', "needs where, error, how and one of bug, upstream, not_found, not_a_bug"),
         ('where = "a.py:f"\nerror = "E"\nhow = "h"\nbug = "kornia-1"\nupstream = "u"', "needs where, error, how and one of"),
         ('where = "a.py:f"\nerror = "E"\nhow = "h"\nbug = "kornia-1"', "bug 'kornia-1' is not in the registry"),
     ],
@@ -298,7 +314,7 @@ def test_tests_are_exported_from_a_partial_clone_unless_a_file_the_census_runs_i
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "data")
     lose_blob(repo, "tests/data/large.bin")
-    suite = CensusSuite(tests=["tests", "test"], beside=["conftest.py", "testing"], groups=["core"], pytest_args=[], sweeps=[])
+    suite = CensusSuite(tests=["tests", "test"], beside=["conftest.py", "testing"], groups=["core"], pytest_args=[], sweeps=[], helpers=[])
     (tmp_path / "a").mkdir()
     assert export_tests(repo, "HEAD", suite, tmp_path / "a") == ("tests", ["tests/data/large.bin"])
     assert (tmp_path / "a" / "tests" / "core" / "test_planted.py").read_text(encoding="utf-8") == textwrap.dedent(TESTS)
@@ -309,22 +325,43 @@ def test_tests_are_exported_from_a_partial_clone_unless_a_file_the_census_runs_i
         export_tests(repo, "HEAD", suite, tmp_path / "b")
 
 
-def test_a_kept_census_is_matched_again_without_running_anything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    where, error = "kornia/a.py:forward", "RuntimeError: Expected all tensors to be on the same device"
-    findings = group_findings([Failure("0.8.2", OWN_TESTS, where, error, "tests/t.py::test_a")], ["0.8.2"], [])
-    runs = [{"release": "0.8.2", "tests_from": "v0.8.2", "left_out": [], "counts": dict.fromkeys(COUNT_COLUMNS, 0),
-             "install_s": 0.0, "plain_s": 1.0, "simulated_s": 1.0, "sweeps_s": 0.0}]
-    (tmp_path / "census.json").write_text(json.dumps(census_document("kornia", "repo", "2026-11-28", runs, findings, None)), encoding="utf-8")
+def kept_session(folder: Path, side: str, failure: str = "") -> None:
+    """A junit file as the census keeps each side's session: one test, passed or failing with `failure`."""
+    problem = f'<failure message="{failure.splitlines()[-1]}">{escape(failure)}</failure>' if failure else ""
+    (folder / f"{side}.xml").write_text(
+        f'<testsuites><testsuite><testcase classname="tests.t" name="test_a" file="tests/t.py" time="0.1">{problem}</testcase>'
+        "</testsuite></testsuites>",
+        encoding="utf-8",
+    )
+
+
+def test_a_kept_census_is_analysed_and_matched_again_without_running_anything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    kept = out / "kornia-0.8.2"
+    kept.mkdir(parents=True)
+    library = release_folder(cache, "kornia", "0.8.2") / "kornia" / "a.py"
+    kept_session(kept, "plain")
+    kept_session(kept, "simulated", f'Traceback (most recent call last):\n  File "{library}", line 3, in forward\n    x + y\n'
+                 "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!")
+    runs = [{"release": "0.8.2", "tests_from": "v0.8.2", "left_out": [], "counts": {}, "install_s": 0.0, "plain_s": 1.0, "simulated_s": 1.0,
+             "sweeps_s": 0.0}]
+    (out / "census.json").write_text(json.dumps(census_document("kornia", "repo", "2026-11-28", runs, [], None)), encoding="utf-8")
+    suites = tmp_path / "suites.toml"
+    suites.write_text('[kornia]\ntests = ["tests"]\ngroups = ["core"]\n', encoding="utf-8")
     matches = tmp_path / "matches.toml"
     matches.write_text(
-        f'[[kornia]]\nwhere = "{where}"\nerror = "RuntimeError: Expected"\n'
+        '[[kornia]]\nwhere = "kornia/a.py:forward"\nerror = "RuntimeError: Expected"\n'
         'upstream = "https://github.com/kornia/kornia/issues/4536"\nhow = "its line"\n',
         encoding="utf-8",
     )
-    status = main(["census-redraw", "--out", str(tmp_path), "--matches", str(matches)])
-    document = json.loads((tmp_path / "census.json").read_text(encoding="utf-8"))
+    common = ["--out", str(out), "--cache", str(cache), "--suites", str(suites)]
+    status = main(["census-redraw", *common, "--matches", str(matches)])
+    document = json.loads((out / "census.json").read_text(encoding="utf-8"))
     assert status == 0, capsys.readouterr()
-    assert document["findings"][0]["match"] == {"kind": "upstream", "value": "https://github.com/kornia/kornia/issues/4536", "how": "its line"}
-    assert "issue 4536" in (tmp_path / "census.html").read_text(encoding="utf-8")
+    (finding,) = document["findings"]
+    assert (finding["where"], finding["releases"]) == ("kornia/a.py:forward", ["0.8.2"])
+    assert finding["match"] == {"kind": "upstream", "value": "https://github.com/kornia/kornia/issues/4536", "how": "its line"}
+    assert document["releases"][0]["counts"]["failing_only_simulated"] == 1
+    assert "issue 4536" in (out / "census.html").read_text(encoding="utf-8")
     assert main(["census-redraw", "--out", str(tmp_path / "none")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'none' / 'census.json'}: cannot read: ")
