@@ -159,8 +159,17 @@ def test_failures(release: str, sim: Outcomes, compared: dict, folder: Path, hel
     for kind, test in chosen:
         outcome = sim[test]
         where, error = cause_of(outcome.text, (str(folder),), installed, outcome.message, helpers)
-        failures.append(Failure(release, kind, where, error, node_id(test, outcome.file)))
+        node = node_id(test, outcome.file)
+        failures.append(Failure(release, kind, f"(test) {test_place(node)}" if where.startswith("(test) ") else where, error, node))
     return failures
+
+
+def test_place(node: str) -> str:
+    """A test's node id as a cause's place: without its parameters and its top folder (kornia's
+    tests/ was test/), so one test class's failure is one cause across releases and apart from
+    another class's test of the same name."""
+    path, _, rest = node.partition("[")[0].partition("::")
+    return "::".join(filter(None, [path.split("/", 1)[-1], rest]))
 
 
 def sweep_failures(release: str, document: dict) -> list[Failure]:

@@ -21,7 +21,7 @@ from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match,
 from reports.census.junit import Outcome, compare, junit_id, node_id
 from reports.census.page import census_document, census_markdown
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, tagged_releases
-from reports.census.run import CensusSuite, export_tests, sweep_failures
+from reports.census.run import CensusSuite, export_tests, sweep_failures, test_place
 from reports.scan.run import ScanError, release_folder
 from tests.conftest import REPO
 from tests.helpers import warm_python
@@ -77,6 +77,18 @@ def test_an_allocation_simcuda_failed_the_test_for_is_placed_at_its_caller() -> 
     assert cause_of(message, ("/cache/kornia-0.7.1",)) == (
         "augmentation/planckian_jitter.py:__init__", "allocation on a device the test never asked for: torch.tensor on cuda:0"
     )
+
+
+@pytest.mark.parametrize(
+    ("node", "place"),
+    [
+        ("test/augmentation/test_augmentation.py::TestClahe::test_smoke[cpu-float32]", "augmentation/test_augmentation.py::TestClahe::test_smoke"),
+        ("tests/augmentation/test_augmentation.py::TestClahe::test_smoke[cpu-float32]", "augmentation/test_augmentation.py::TestClahe::test_smoke"),
+        ("tests/color/test_hsv.py::test_a", "color/test_hsv.py::test_a"),
+    ],
+)
+def test_a_failure_in_the_tests_own_code_is_placed_by_its_test_in_every_release(node: str, place: str) -> None:
+    assert test_place(node) == place
 
 
 def test_releases_come_from_final_tags_and_the_commits_named_for_untagged_ones() -> None:
