@@ -160,11 +160,11 @@ def test_failures(release: str, sim: Outcomes, compared: dict, folder: Path, hel
         outcome = sim[test]
         where, error = cause_of(outcome.text, (str(folder),), installed, outcome.message, helpers)
         node = node_id(test, outcome.file)
-        failures.append(Failure(release, kind, f"(test) {test_place(node)}" if where.startswith("(test) ") else where, error, node))
+        failures.append(Failure(release, kind, f"(test) {place_of_test(node)}" if where.startswith("(test) ") else where, error, node))
     return failures
 
 
-def test_place(node: str) -> str:
+def place_of_test(node: str) -> str:
     """A test's node id as a cause's place: without its parameters and its top folder (kornia's
     tests/ was test/), so one test class's failure is one cause across releases and apart from
     another class's test of the same name."""

@@ -21,7 +21,7 @@ from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match,
 from reports.census.junit import Outcome, compare, junit_id, node_id
 from reports.census.page import census_document, census_markdown
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, tagged_releases
-from reports.census.run import CensusSuite, export_tests, sweep_failures, test_place
+from reports.census.run import CensusSuite, export_tests, place_of_test, sweep_failures
 from reports.scan.run import ScanError, release_folder
 from tests.conftest import REPO
 from tests.helpers import warm_python
@@ -88,7 +88,7 @@ def test_an_allocation_simcuda_failed_the_test_for_is_placed_at_its_caller() -> 
     ],
 )
 def test_a_failure_in_the_tests_own_code_is_placed_by_its_test_in_every_release(node: str, place: str) -> None:
-    assert test_place(node) == place
+    assert place_of_test(node) == place
 
 
 def test_releases_come_from_final_tags_and_the_commits_named_for_untagged_ones() -> None:
