@@ -1,0 +1,51 @@
+"""kornia-3066's oracle flags kornia PR 3084 undone: inside `simulated_cuda()`, as a simcuda:1 body
+runs, installed kornia's AugmentationSequential replaces the image in the list it returns with a
+detached CPU copy whenever it is given two or more data keys, as 0.7.4 did. The unplanted library
+stays clean."""
+
+from __future__ import annotations
+
+import pytest
+from kornia.augmentation import AugmentationSequential
+
+from fixtures.known_bugs.outcomes import BugObserved
+from simcuda import simulated_cuda
+from suites.kornia_3066_sequential_output_device.test_sequential_output_device import (
+    test_sequential_returns_the_image_on_its_device as suite_body,
+)
+
+KEYS = [pytest.param(["input", "mask"], id="image-mask"), pytest.param(["input", "mask", "mask"], id="image-two-masks")]
+
+
+def _image_detached_to_the_cpu(call):
+    """0.7.4's __call__: the returned list's image swapped for its detached CPU copy when there are several keys."""
+
+    def called(self, *inputs, **kwargs):
+        outputs = call(self, *inputs, **kwargs)
+        if len(kwargs.get("data_keys") or self.data_keys or ()) > 1:
+            outputs[0] = outputs[0].detach().cpu()
+        return outputs
+
+    return called
+
+
+def _run_suite_body(data_keys: list[str]) -> None:
+    with simulated_cuda(device_count=2) as simulation:
+        simulation.set_device(1)
+        suite_body("cuda:1", simulation, data_keys)
+
+
+@pytest.mark.catches(
+    "suites/kornia_3066_sequential_output_device/test_sequential_output_device.py::test_sequential_returns_the_image_on_its_device",
+    "suites/device_oracle.py::check_matches_cpu",
+)
+@pytest.mark.parametrize("data_keys", KEYS)
+def test_fault_image_output_detached_to_the_cpu(monkeypatch, data_keys: list[str]) -> None:
+    monkeypatch.setattr(AugmentationSequential, "__call__", _image_detached_to_the_cpu(AugmentationSequential.__call__))
+    with pytest.raises(BugObserved, match=r"AugmentationSequential \(input, mask.*\) image output on cuda:1: output tensor #0 is on cpu"):
+        _run_suite_body(data_keys)
+
+
+@pytest.mark.parametrize("data_keys", KEYS)
+def test_the_installed_kornia_returning_the_image_on_its_device_is_clean(data_keys: list[str]) -> None:
+    _run_suite_body(data_keys)
