@@ -4,6 +4,7 @@ triage). Pure, but for reading matches.toml."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,14 @@ class MatchesError(ValueError):
     """matches.toml is malformed: one line naming the entry."""
 
 
+def place_of_test(node: str) -> str:
+    """A test's node id as a cause's place: without its parameters and its top folder (kornia's
+    tests/ was test/), so one test class's failure is one cause across releases and apart from
+    another class's test of the same name."""
+    path, _, rest = node.partition("[")[0].partition("::")
+    return "::".join(filter(None, [path.split("/", 1)[-1], rest]))
+
+
 @dataclass(frozen=True)
 class Match:
     where: str
@@ -26,9 +35,11 @@ class Match:
     kind: str  # bug, upstream, not_found, not_a_bug
     value: str  # the registry id, the upstream address, what was searched, or why it is no device bug
     how: str  # how it was matched
+    test: str = ""  # where the cause is shared by other tests: only this test's failure (place_of_test's form)
 
-    def covers(self, where: str, error: str) -> bool:
-        return where == self.where and error.startswith(self.error)
+    def covers(self, where: str, error: str, tests: Iterable[str] = ()) -> bool:
+        mine = not self.test or any(place_of_test(test) == self.test for test in tests)
+        return where == self.where and error.startswith(self.error) and mine
 
 
 def load_matches(package: str, path: Path = MATCHES_TOML, known_bugs: frozenset[str] | None = None) -> list[Match]:
@@ -42,7 +53,7 @@ def load_matches(package: str, path: Path = MATCHES_TOML, known_bugs: frozenset[
         value = entry[kinds[0]]
         if kinds[0] == "bug" and known_bugs is not None and value not in known_bugs:
             raise MatchesError(f"{what}: bug {value!r} is not in the registry")
-        matches.append(Match(entry["where"], entry["error"], kinds[0], value, entry["how"]))
+        matches.append(Match(entry["where"], entry["error"], kinds[0], value, entry["how"], entry.get("test", "")))
     return matches
 
 
@@ -77,12 +88,12 @@ class Finding:
         return self.releases[-1]
 
 
-def match_of(where: str, error: str, triage: dict[str, str], matches: list[Match]) -> dict[str, str]:
+def match_of(where: str, error: str, triage: dict[str, str], matches: list[Match], tests: Iterable[str] = ()) -> dict[str, str]:
     """A registered bug the allow-list charges it to, else the census's match, else the
     allow-list's reason, else unmatched."""
     if triage.get("bug"):
         return {"kind": "bug", "value": triage["bug"], "how": f"the sweep allow-list charges it: {triage['reason']}"}
-    found = next((match for match in matches if match.covers(where, error)), None)
+    found = next((match for match in matches if match.covers(where, error, tests)), None)
     if found:
         return {"kind": found.kind, "value": found.value, "how": found.how}
     if triage.get("reason"):
@@ -101,6 +112,7 @@ def group_findings(failures: list[Failure], release_order: list[str], matches: l
         tests = {release: sorted({member.test for member in members if member.release == release})[:EXAMPLES] for release in releases}
         # The allow-list may triage a finding at some releases only: the strongest triage speaks for it.
         triage = max((member.triage for member in members), key=lambda triage: (bool(triage.get("bug")), bool(triage.get("reason"))))
-        findings.append(Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches)))
+        every_test = [member.test for member in members]
+        findings.append(Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches, every_test)))
     position = {release: index for index, release in enumerate(release_order)}
     return sorted(findings, key=lambda finding: (position[finding.first], finding.kind, finding.where, finding.error))

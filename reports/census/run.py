@@ -26,7 +26,7 @@ from fixtures.known_bugs.registry import RegistryError, load_registry
 from fixtures.toml_files import read_toml
 from reports import REPOSITORY
 from reports.census.causes import cause_of
-from reports.census.findings import CUDA_CASE, MATCHES_TOML, OWN_TESTS, SWEEP, Failure, MatchesError, group_findings, load_matches
+from reports.census.findings import CUDA_CASE, MATCHES_TOML, OWN_TESTS, SWEEP, Failure, MatchesError, group_findings, load_matches, place_of_test
 from reports.census.junit import FAILING, Outcomes, compare, node_id, read_junit
 from reports.census.page import census_document, census_html, census_markdown, console_lines
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, repository_tags, tagged_releases
@@ -162,14 +162,6 @@ def test_failures(release: str, sim: Outcomes, compared: dict, folder: Path, hel
         node = node_id(test, outcome.file)
         failures.append(Failure(release, kind, f"(test) {place_of_test(node)}" if where.startswith("(test) ") else where, error, node))
     return failures
-
-
-def place_of_test(node: str) -> str:
-    """A test's node id as a cause's place: without its parameters and its top folder (kornia's
-    tests/ was test/), so one test class's failure is one cause across releases and apart from
-    another class's test of the same name."""
-    path, _, rest = node.partition("[")[0].partition("::")
-    return "::".join(filter(None, [path.split("/", 1)[-1], rest]))
 
 
 def sweep_failures(release: str, document: dict) -> list[Failure]:

@@ -17,11 +17,11 @@ import pytest
 
 from reports.__main__ import main
 from reports.census.causes import cause_of, error_line
-from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match, MatchesError, group_findings, load_matches
+from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match, MatchesError, group_findings, load_matches, place_of_test
 from reports.census.junit import Outcome, compare, junit_id, node_id
 from reports.census.page import census_document, census_markdown
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, tagged_releases
-from reports.census.run import CensusSuite, export_tests, place_of_test, sweep_failures
+from reports.census.run import CensusSuite, export_tests, sweep_failures
 from reports.scan.run import ScanError, release_folder
 from tests.conftest import REPO
 from tests.helpers import warm_python
@@ -127,6 +127,16 @@ def test_one_cause_at_several_releases_is_one_finding_from_its_first_to_its_last
     assert first.match["kind"] == "unmatched"
     assert (second.releases, second.tests) == (["0.8.2", "0.8.3"], {"0.8.2": ["tests/t.py::test_a"], "0.8.3": ["tests/t.py::test_b"]})
     assert second.match == {"kind": "upstream", "value": "https://github.com/kornia/kornia/issues/4536", "how": "the traceback's line"}
+
+
+def test_a_match_for_one_test_leaves_other_tests_failing_at_the_same_place_unmatched() -> None:
+    """A library frame that one test's own omission reaches is no licence for every failure there."""
+    where, error = "kornia/geometry/transform/imgwarp.py:homography_warp", "TypeError: Patch and homography must be on the same device"
+    match = Match(where, "TypeError: Patch", "not_a_bug", "the test leaves the module on the CPU", "its source", test="geometry/t.py::T::test_a")
+    failures = [Failure("0.9.0", OWN_TESTS, where, error, "tests/geometry/t.py::T::test_a[cpu]")]
+    (mine,) = group_findings(failures, ["0.9.0"], [match])
+    (other,) = group_findings([Failure("0.9.0", OWN_TESTS, where, error, "tests/geometry/t.py::T::test_b[cpu]")], ["0.9.0"], [match])
+    assert (mine.match["kind"], other.match["kind"]) == ("not_a_bug", "unmatched")
 
 
 def test_a_sweep_finding_the_allow_list_charges_to_a_bug_belongs_to_that_bug() -> None:
