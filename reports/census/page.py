@@ -4,6 +4,7 @@ pure builders. Each is drawn from the document alone, so it can be redrawn from 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import asdict
 from html import escape
 
@@ -22,19 +23,19 @@ MATCH_WORDS = {
 }
 
 
-def reproducer(finding: Finding, package: str, refs: dict[str, str], pytest_args: list[str]) -> str:
+def reproducer(finding: Finding, package: str, refs: dict[str, str], pytest_args: list[str], sweeps: list[str]) -> str:
     """The smallest command that showed it, at its newest release: one test of the package's own
-    suite (run in its tests at that ref), or the harness's sweep of the callable."""
+    suite (run in its tests at that ref), or the harness's sweeps (suites.toml's) of the callable."""
     release = finding.last
-    test = finding.tests[release][0]
     if finding.kind == SWEEP:
-        sweep, _, name = finding.where.partition(": ")
-        return f"{package}=={release}: pytest suites/{package}_sweeps/test_{sweep}_sweep.py -k '{name.rsplit('.', 1)[-1]}'"
-    return f"{package}=={release}, its tests at {refs[release]}: {shlex.join(['pytest', '--simcuda', *pytest_args, test])}"
+        name = finding.where.partition(": ")[2].rsplit(".", 1)[-1]
+        return f"{package}=={release}: {shlex.join(['pytest', *sweeps, '-k', name])}"
+    return f"{package}=={release}, its tests at {refs[release]}: {shlex.join(['pytest', '--simcuda', *pytest_args, finding.tests[release][0]])}"
 
 
 def census_document(
-    package: str, repository: str, date: str, runs: list[dict], findings: list[Finding], stopped: str | None, pytest_args: list[str] = ()
+    package: str, repository: str, date: str, runs: list[dict], findings: list[Finding], stopped: str | None,
+    pytest_args: Sequence[str] = (), sweeps: Sequence[str] = (),
 ) -> dict:
     refs = {run["release"]: run["tests_from"] for run in runs}
     return {
@@ -44,7 +45,10 @@ def census_document(
         "date": date,
         "releases": runs,
         "findings": [
-            {**asdict(finding), "first": finding.first, "last": finding.last, "reproducer": reproducer(finding, package, refs, list(pytest_args))}
+            {
+                **asdict(finding), "first": finding.first, "last": finding.last,
+                "reproducer": reproducer(finding, package, refs, list(pytest_args), list(sweeps)),
+            }
             for finding in findings
         ],
         "stopped": stopped,

@@ -31,7 +31,7 @@ from reports.census.junit import FAILING, Outcomes, compare, node_id, read_junit
 from reports.census.page import census_document, census_html, census_markdown, console_lines
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, repository_tags, tagged_releases
 from reports.run.loading import ResultsError, load_results
-from reports.scan.run import ScanError, install_into, last_line, release_by_release, release_folder, say_flushed
+from reports.scan.run import ScanError, install_into, last_line, pytest_command, release_by_release, release_first, release_folder, say_flushed
 
 SUITES_TOML = Path(__file__).with_name("suites.toml")
 DONE, UNMATCHED, BAD_INPUT = 0, 1, 2
@@ -120,14 +120,11 @@ def installed_release(folder: Path, package: str) -> str | None:
 
 
 def session(command: list[str], cwd: Path, folder: Path, log: Path) -> float:
-    """A fresh pytest with the release's folder first on PYTHONPATH, on one torch thread unless
-    OMP_NUM_THREADS says otherwise (its xdist workers would spin for each other's cores); its output
-    kept in `log`; seconds."""
-    path = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
-    env = {"OMP_NUM_THREADS": "1", **os.environ, "PYTHONPATH": path}
+    """A fresh pytest with the release's folder first on PYTHONPATH (the scan's release_first), on
+    one torch thread unless OMP_NUM_THREADS says otherwise (its xdist workers would spin for each
+    other's cores); its seconds."""
     started = time.perf_counter()
-    with log.open("w", encoding="utf-8") as output:
-        subprocess.run(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, env=env)
+    release_first(folder, command, log, cwd, {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
     return round(time.perf_counter() - started, 1)
 
 
@@ -149,7 +146,7 @@ def read_side(junit: Path, log: Path, side: str) -> Outcomes:
     return read_junit(junit)
 
 
-def test_failures(release: str, sim: Outcomes, compared: dict, folder: Path, helpers: tuple[str, ...]) -> list[Failure]:
+def own_test_failures(release: str, sim: Outcomes, compared: dict, folder: Path, helpers: tuple[str, ...]) -> list[Failure]:
     """The tests passing plainly and failing simulated, and the CUDA cases only the simulated run
     runs that fail, each with its cause (cause_of: the release's folder, and the frames of
     Python's and the harness's own files skipped where the test's own code is looked for)."""
@@ -198,10 +195,7 @@ def release_census(
         )
     sweeps_s = 0.0
     if suite.sweeps:
-        command = [
-            sys.executable, "-m", "pytest", *suite.sweeps, "-q", "-p", "no:cacheprovider",
-            f"--bug-registry={registry}", f"--report-dir={reports / 'sweeps'}",
-        ]
+        command = pytest_command([], registry, reports / "sweeps", suite.sweeps, every_suite=True)  # the scan's, on the sweeps' folders
         sweeps_s = session(command, REPOSITORY, folder, reports / "sweeps.log")
     counts, failures = release_findings(reports, package, release, folder, suite)
     return ReleaseCensus(release, ref, left_out, counts, failures, round(installed - started, 1), plain_s, simulated_s, sweeps_s)
@@ -215,7 +209,7 @@ def release_findings(reports: Path, package: str, release: str, folder: Path, su
     sim = read_side(reports / "simulated.xml", reports / "simulated.log", "simulated")
     simcuda = json.loads((reports / "simcuda.json").read_text(encoding="utf-8")) if (reports / "simcuda.json").is_file() else {}
     compared = compare(cpu, sim, simcuda)
-    failures = test_failures(release, sim, compared, folder, tuple(suite.helpers))
+    failures = own_test_failures(release, sim, compared, folder, tuple(suite.helpers))
     if suite.sweeps:
         try:
             failures += sweep_failures(release, load_results(reports / "sweeps" / "results.json"))
@@ -239,14 +233,14 @@ def progress_line(package: str, run: ReleaseCensus) -> str:
     causes = len({(failure.kind, failure.where, failure.error) for failure in run.failures})
     seconds = run.install_s + run.plain_s + run.simulated_s + run.sweeps_s
     return (
-        f"{package} {run.release} (tests from {run.tests_from}{left_out(run)}): {counts['passing_plainly']} pass plainly, "
+        f"{package} {run.release} (tests from {run.tests_from}{left_out_words(run)}): {counts['passing_plainly']} pass plainly, "
         f"{counts['failing_only_simulated']} of them fail only simulated; CUDA cases {counts['cuda_cases_passed']} passed, "
         f"{counts['cuda_cases_failing']} failing; {counts['sweep_findings']} sweep finding(s); {causes} cause(s) "
         f"({seconds:.0f} s: install {run.install_s:.0f}, plain {run.plain_s:.0f}, simulated {run.simulated_s:.0f}, sweeps {run.sweeps_s:.0f})"
     )
 
 
-def left_out(run: ReleaseCensus) -> str:
+def left_out_words(run: ReleaseCensus) -> str:
     return f"; {len(run.left_out)} file(s) the repository lacks left out: {', '.join(run.left_out[:3])}" if run.left_out else ""
 
 
@@ -276,9 +270,8 @@ def census(
         lambda run: say(progress_line(package, run)),
     )
     findings = group_findings([failure for run in runs for failure in run.failures], [run.release for run in runs], matches)
-    document = census_document(
-        package, str(repo), datetime.date.today().isoformat(), [census_run_entry(run) for run in runs], findings, stopped, suite.pytest_args
-    )
+    entries = [census_run_entry(run) for run in runs]
+    document = census_document(package, str(repo), datetime.date.today().isoformat(), entries, findings, stopped, suite.pytest_args, suite.sweeps)
     return write_census(out, document, say)
 
 
@@ -323,7 +316,7 @@ def redraw(
         return BAD_INPUT
     findings = group_findings(failures, [run["release"] for run in document["releases"]], matches)
     redrawn = census_document(
-        package, document["repository"], document["date"], document["releases"], findings, document["stopped"], suite.pytest_args
+        package, document["repository"], document["date"], document["releases"], findings, document["stopped"], suite.pytest_args, suite.sweeps
     )
     return write_census(out, redrawn, say)
 

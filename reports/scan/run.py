@@ -153,9 +153,15 @@ def run_suites(folder: Path | None, command: list[str], report_dir: Path) -> int
     """A fresh pytest process, with the release's folder first on PYTHONPATH (None: the command's
     own environment holds the release); its output is kept in pytest.log beside the reports."""
     report_dir.mkdir(parents=True, exist_ok=True)
+    return release_first(folder, command, report_dir / "pytest.log")
+
+
+def release_first(folder: Path | None, command: list[str], log: Path, cwd: Path = REPOSITORY, env: dict[str, str] | None = None) -> int:
+    """`command` (a fresh Python) with the release's folder first on PYTHONPATH and `env` over this
+    process's environment, from `cwd`, its output kept in `log`; its exit status."""
     path = os.pathsep.join(filter(None, [str(folder) if folder else None, os.environ.get("PYTHONPATH")]))
-    with (report_dir / "pytest.log").open("w", encoding="utf-8") as log:
-        done = subprocess.run(command, cwd=REPOSITORY, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": path})
+    with log.open("w", encoding="utf-8") as output:
+        done = subprocess.run(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, **(env or {}), "PYTHONPATH": path})
     return done.returncode
 
 
