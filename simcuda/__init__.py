@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 from simcuda.ordering import ReusedMemoryRace, StreamRace
 from simcuda.unsupported import SimulationUnsupported
 
-__version__ = "0.2.9"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
+__version__ = "0.3.0"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
 
 if TYPE_CHECKING:
     from simcuda.allocations import Allocation, describe

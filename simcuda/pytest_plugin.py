@@ -49,6 +49,7 @@ _RECORD = "simcuda"  # the user property carrying a test's record to the control
 _RUN = pytest.StashKey["SimulatedRun"]()
 _PHASE_REFUSAL = pytest.StashKey[dict]()  # phase -> the first feature refused in it
 _COLLECTION_VIEW = pytest.StashKey[list]()  # (owner, name, saved value) put back at the end
+_MODULE_DEVICES = pytest.StashKey[dict]()  # test module name -> the CUDA devices its globals name
 _STARTED_RUNNER = pytest.StashKey[bool]()  # this session started the process's runner (an inline pytester session did not)
 
 
@@ -168,9 +169,24 @@ def start(item: pytest.Item, device: str, foreign: str = "fail", shared_generato
     from simcuda.runs import SimulatedRun, named_cuda_devices, parse_simulated_device  # imports torch
 
     parameters = item.callspec.params.values() if hasattr(item, "callspec") else ()
-    run = SimulatedRun(parse_simulated_device(device), foreign, str(item.path), named_cuda_devices(parameters), shared_generator)
+    run = SimulatedRun(parse_simulated_device(device), foreign, str(item.path), named_cuda_devices(parameters),
+                       _named_by_code(item), shared_generator)
     item.stash[_RUN] = run
     return run
+
+
+def _named_by_code(item: pytest.Item) -> frozenset[str]:
+    """The CUDA devices `item`'s own code names: its function, its class's attributes, its
+    module's globals (each module read once a session)."""
+    from simcuda.runs import cuda_devices_in_code, cuda_devices_in_data  # imports torch (as start)
+
+    module = getattr(item, "module", None)
+    by_module = item.config.stash.setdefault(_MODULE_DEVICES, {})
+    if module is not None and module.__name__ not in by_module:
+        by_module[module.__name__] = cuda_devices_in_data(list(vars(module).values()))
+    in_class = cuda_devices_in_data(list(vars(item.cls).values())) if getattr(item, "cls", None) is not None else frozenset()
+    in_module = by_module.get(module.__name__, frozenset()) if module is not None else frozenset()
+    return cuda_devices_in_code(getattr(item, "obj", None)) | in_class | in_module
 
 
 def run_of(item: pytest.Item) -> SimulatedRun | None:

@@ -10,6 +10,7 @@ import contextlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import CodeType, FunctionType, MethodType
 
 import torch
 
@@ -43,6 +44,9 @@ class SimulatedRun:
     foreign_policy: str
     test_file: str
     named: frozenset[str] = frozenset()  # the CUDA devices the test's own parameters name ("cuda:0")
+    # ... and those its code, its module or its class name (MONAI's case lists, `device = "cuda:0"`):
+    # asked for, so never foreign; kept out of `named`, which the log and a harness's oracle read.
+    named_by_code: frozenset[str] = frozenset()
     shared_generator: bool = False  # the devices draw from the CPU's generator (simulated_cuda's)
     simulation: Simulation = field(init=False)
     outcomes: dict[str, str] = field(default_factory=dict)  # phase -> outcome
@@ -51,7 +55,7 @@ class SimulatedRun:
     _refusals_read: int = 0
 
     def __post_init__(self) -> None:
-        count = max(2, self.device.index + 1, *(torch.device(name).index + 1 for name in self.named))
+        count = max(2, self.device.index + 1, *(torch.device(name).index + 1 for name in self.named | self.named_by_code))
         self.simulation = self._context.enter_context(simulated_cuda(count, shared_generator=self.shared_generator))
         self.simulation.set_device(self.device.index)
         self.simulation.log_only_outside(self.allowed_devices)
@@ -74,11 +78,11 @@ class SimulatedRun:
 
     def foreign_allocations(self) -> list[Allocation]:
         """Tensors made on, or copied to, a device other than the run's and the CPU, except by the
-        test's own lines (a test that names cuda:0 asked for it)."""
+        test's own lines and on devices its code names (a test that names cuda:0 asked for it)."""
         return [
             entry
             for entry in self.simulation.foreign_allocations(self.allowed_devices)
-            if not entry.caller.startswith(f"{self.test_file}:")
+            if not entry.caller.startswith(f"{self.test_file}:") and entry.device not in self.named_by_code
         ]
 
     def record(self) -> dict:
@@ -111,3 +115,52 @@ def named_cuda_devices(values: Iterable[object]) -> frozenset[str]:
     "cuda:0"); an unindexed "cuda" names the run's own device."""
     texts = (str(value) for value in values if isinstance(value, (torch.device, str)))
     return frozenset(text for text in texts if _INDEXED_CUDA.fullmatch(text))
+
+
+_CONTAINERS = (list, tuple, set, frozenset)
+_MOST_VALUES = 20_000  # a module-level table of numbers is read no further
+
+
+def cuda_devices_in_data(values: Iterable[object], depth: int = 5) -> frozenset[str]:
+    """The indexed CUDA devices named anywhere in `values`, looking into lists, tuples (namedtuples
+    too: parameterized's `param`), sets and dicts down to `depth`: MONAI's module-level case
+    lists, and the arguments `parameterized.expand` binds to a test. No other object is asked
+    for anything: a module's globals hold lazy imports that raise when touched."""
+    found: set[str] = set()
+    pending, seen = [(value, depth) for value in values], 0
+    while pending and seen < _MOST_VALUES:
+        value, left = pending.pop()
+        seen += 1
+        if isinstance(value, (str, torch.device)):
+            if _INDEXED_CUDA.fullmatch(str(value)):
+                found.add(str(value))
+        elif left and isinstance(value, _CONTAINERS):
+            pending += [(item, left - 1) for item in value]
+        elif left and isinstance(value, dict):
+            pending += [(item, left - 1) for pair in value.items() for item in pair]
+    return frozenset(found)
+
+
+def cuda_devices_in_code(function: object, depth: int = 3) -> frozenset[str]:
+    """The indexed CUDA devices a test function's own code names: its literals (`device =
+    "cuda:0"`, nested functions' too) and what its closure holds (parameterized.expand's wrapper
+    holds the test and the case's arguments)."""
+    if isinstance(function, MethodType):  # a unittest test
+        function = function.__func__
+    if not isinstance(function, FunctionType) or not depth:
+        return frozenset()
+    literals, codes = [], [function.__code__]
+    while codes:
+        for constant in codes.pop().co_consts:
+            (codes if isinstance(constant, CodeType) else literals).append(constant)
+    cells = [cell.cell_contents for cell in function.__closure__ or () if _filled(cell)]
+    inner = [cuda_devices_in_code(cell, depth - 1) for cell in cells if isinstance(cell, (FunctionType, MethodType))]
+    return cuda_devices_in_data(literals + cells).union(*inner)
+
+
+def _filled(cell: object) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 (an empty cell raises)
+    except ValueError:
+        return False
+    return True

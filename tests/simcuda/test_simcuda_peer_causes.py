@@ -465,3 +465,57 @@ def test_a_function_scripted_inside_the_simulation_may_call_warnings_warn() -> N
         assert torch.equal(scripted(torch.ones(2, device="cuda:1")).cpu(), torch.full((2,), 2.0))
         scripted(torch.ones(200, device="cuda:1"))
     assert [str(warning.message) for warning in seen].count("big") == 1  # torch 2.14 deprecates torch.jit.script too
+
+
+class AffineTensor(torch.Tensor):
+    """MONAI's MetaTensor, in miniature: a constructor of its own whose second argument is the
+    affine, and a `__torch_function__` that calls torch's own and carries the metadata along."""
+
+    @staticmethod
+    def __new__(cls, x, affine=None):
+        return torch.as_tensor(x).as_subclass(cls)
+
+    def __init__(self, x, affine=None) -> None:
+        self.affine = torch.as_tensor(torch.eye(3) if affine is None else affine, dtype=torch.float64)
+
+    def new_empty(self, size, **kwargs):  # torch's deepcopy of a subclass asks it (MONAI's too)
+        return AffineTensor(self.as_subclass(torch.Tensor).new_empty(size, **kwargs))
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        result = super().__torch_function__(func, types, args, kwargs or {})
+        source = args[0][0] if args and isinstance(args[0], (list, tuple)) else args[0] if args else None
+        if isinstance(result, AffineTensor) and isinstance(source, AffineTensor):
+            result.__dict__.update(source.__dict__)  # as MONAI's copy_meta_from: the source's whole __dict__
+        return result
+
+
+@pytest.mark.parametrize(
+    "rebuild",
+    [
+        pytest.param(copy.deepcopy, id="deepcopy"),
+        pytest.param(lambda x: x + 1, id="op"),
+        pytest.param(lambda x: torch.stack([x, x]), id="stack"),
+        pytest.param(lambda x: x.clone(), id="clone"),
+        pytest.param(lambda x: x.as_subclass(torch.Tensor).as_subclass(AffineTensor), id="as_subclass"),
+    ],
+)
+def test_a_subclass_with_its_own_constructor_is_rebuilt_as_torch_rebuilds_it(rebuild) -> None:
+    """MONAI 1.5.0's tests (213 cases): a deep copy or an `as_subclass` of a simulated MetaTensor
+    called the class with simcuda's (data, device), so MetaTensor's `__init__` took the device for
+    its affine ("must be real number, not torch.device"); and `super().__torch_function__` reached
+    SimulatedTensor's disabled one, so `x + 1` lost the class and its metadata; and MetaTensor
+    updates a result's `__dict__` from its input's, which took the input's data with it (`stack`
+    of a batch of one: "too many indices"). torch builds a subclass's results without calling its
+    `__init__` (`as_subclass` keeps no metadata anywhere)."""
+    seen = []
+
+    def body(device: torch.device) -> torch.Tensor:
+        made = rebuild(AffineTensor(torch.arange(3.0), affine=2 * torch.eye(3)).to(device))
+        seen.append((gpu_type(made), getattr(made, "affine", torch.zeros(0)).tolist()))
+        return made.as_subclass(torch.Tensor)
+
+    expected, got = both(body)
+    assert torch.equal(expected, got)
+    (on_cpu, simulated) = seen
+    assert simulated == on_cpu and on_cpu[0] is AffineTensor

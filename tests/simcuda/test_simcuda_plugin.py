@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from xml.etree import ElementTree
 
 import _pytest.nodes
 import pytest
@@ -127,7 +128,7 @@ def outcomes_by_test(result: pytest.RunResult) -> dict[str, str]:
 
 
 def test_simcuda_runs_a_peer_suite_on_the_simulated_cuda1(peer: str, pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider", "--junitxml=junit.xml")
     text = result.stdout.str()
     report = json.loads((pytester.path / "simcuda-report.json").read_text())
     # The summary, before pytest's own last line.
@@ -154,6 +155,10 @@ def test_simcuda_runs_a_peer_suite_on_the_simulated_cuda1(peer: str, pytester: p
     # The planted refusal, caught by the test: a skip naming the feature, never a pass.
     refused = [name for name in report["results"] if "caught_refusal" in name]
     assert refused and all(report["results"][name] == "refused" for name in refused)
+    # ... and in pytest's own outcome, which a user's summary and junit count: a skip, never a pass.
+    cases = ElementTree.parse(pytester.path / "junit.xml").iter("testcase")
+    by_pytest = {case.get("name"): [child.tag for child in case if child.tag in ("failure", "error", "skipped")] for case in cases}
+    assert {str(outcome) for name, outcome in by_pytest.items() if name.startswith("test_caught_refusal")} == {"['skipped']"}, by_pytest
     assert report["refused_by_feature"] == {"CUDA graphs (torch.cuda.CUDAGraph)": len(refused)}
     assert "simulated CUDA cannot run this: CUDA graphs (torch.cuda.CUDAGraph)" in text
     if simulated:  # collected at collection time from torch.cuda.is_available(): not skipped
@@ -287,6 +292,83 @@ def test_a_device_the_test_names_is_asked_for(pytester: pytest.Pytester) -> None
     result.stdout.fnmatch_lines(["*torch.arange * on cuda:0 at *namedlib.py*"])
     # The summary names both simulated devices the tests ran on, not only the run's cuda:1.
     result.stdout.fnmatch_lines(["4 tests run on the simulated cuda:0, cuda:1: 3 passed, 1 failed"])
+
+
+# MONAI's convention: unittest cases whose devices come from module-level case lists through
+# `parameterized.expand` (its wrapper holds the case's arguments in a closure, not as pytest
+# parameters), or from a literal in the test's body. A device so named is asked for; the twin, the
+# library choosing cuda:0 itself in a test that names no device, still fails.
+EXPAND = '''
+import sys
+
+
+def expand(cases):
+    \"\"\"parameterized.expand's shape: one method per case, the case held in the method's closure.\"\"\"
+    def made(test):
+        for index, case in enumerate(cases):
+            sys._getframe(1).f_locals[f"{test.__name__}_{index}"] = bound(test, tuple(case))
+    return made
+
+
+def bound(test, case):
+    def one(self):
+        return test(self, *case)
+    return one
+'''
+EXPANDED_CASES = '''
+import unittest
+
+import torch
+
+from expand import expand
+from namedlib import on_the_default_gpu_first, where_the_input_lives
+
+
+class TestNamed(unittest.TestCase):
+    @expand([[{"sw_device": "cuda:0"}, (3,)], [{"sw_device": "cpu"}, (3,)]])
+    def test_case_list(self, options, shape):
+        x = torch.rand(*shape, device=options["sw_device"])
+        assert where_the_input_lives(x).device == x.device
+
+    def test_literal_in_the_body(self):
+        device = "cuda:0" if torch.cuda.is_available() else "cpu"
+        assert where_the_input_lives(torch.rand(3, device=device)).device == torch.device(device)
+
+    def test_the_library_chooses_cuda0_itself(self):
+        assert on_the_default_gpu_first(torch.rand(3, device="cuda")).device == torch.device("cuda:1")
+'''
+MODULE_CASES = '''
+import unittest
+
+import torch
+
+from expand import expand
+from namedlib import where_the_input_lives
+
+CASES = [[torch.device("cuda:0")], ["cpu"]]
+
+
+class TestModuleList(unittest.TestCase):
+    @expand([["first"]])
+    def test_module_list(self, _):
+        for (device,) in CASES:
+            assert where_the_input_lives(torch.rand(3, device=device)).device == torch.device(device)
+'''
+
+
+def test_a_device_the_tests_own_code_names_is_asked_for(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(namedlib=NAMED_DEVICES_LIBRARY, expand=EXPAND, test_expanded=EXPANDED_CASES, test_module_list=MODULE_CASES)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
+    outcomes = {line.split(" ")[1]: line.split(" ")[0] for line in result.outlines if line.startswith(("PASSED ", "FAILED "))}
+    assert outcomes == {
+        "test_expanded.py::TestNamed::test_case_list_0": "PASSED",
+        "test_expanded.py::TestNamed::test_case_list_1": "PASSED",
+        "test_expanded.py::TestNamed::test_literal_in_the_body": "PASSED",
+        "test_expanded.py::TestNamed::test_the_library_chooses_cuda0_itself": "FAILED",
+        "test_module_list.py::TestModuleList::test_module_list_0": "PASSED",
+    }, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*torch.arange * on cuda:0 at *namedlib.py*"])
 
 
 # Expected failures, by marker or by pytest.xfail() in the body, are counted as pytest counts them;
