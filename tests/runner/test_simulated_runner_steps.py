@@ -89,3 +89,20 @@ def test_acceptance_on_the_runner_is_kept_outside_reports_observed(gpus: int, tm
     assert conformance[0].startswith(" exit status 0: ") and " passed, " in conformance[0] and conformance[0].endswith(" skipped"), conformance
     assert "  skipped: needs a real CUDA GPU: this is the simulated runner (SIMCUDA_RUNNER_GPUS)" in conformance, conformance
     assert sorted(OBSERVED_ROOT.rglob("*")) == before
+
+
+def test_on_one_gpu_a_simulated_case_never_meets_the_real_devices_tensors(tmp_path: Path) -> None:
+    """kornia caches its JPEG tables per device: on a one-GPU machine the real cuda:0 test filled
+    them, and the simcuda:0 case after it met the real tensors and read inconclusive (seen on an
+    H200 for kornia-2837 and -2867). A simulated cuda:N runs only where no real cuda:N is: the
+    simcuda:0 cases skip naming the real GPU, and the bug decides with no inconclusive case."""
+    done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--report-dir={tmp_path}", "--bug", "kornia-2867"], runner_env(1))
+    assert done.returncode == 0, failures(done)
+    document = json.loads((tmp_path / "results.json").read_text())
+    simulated_zero = [test for test in document["tests"] if "[simcuda:0-" in test["nodeid"]]
+    assert simulated_zero and all(
+        test["outcome"] == "skipped" and "cuda:0 is a real GPU here, whose direct test decides" in test["message"] for test in simulated_zero
+    ), [(test["nodeid"], test["outcome"], test.get("message")) for test in simulated_zero]
+    assert not [test["nodeid"] for test in document["tests"] if "real CUDA tensor meeting" in (test.get("message") or "")]
+    (verdict,) = [v for v in document["verdicts"] if v["bug_id"] == "kornia-2867"]
+    assert verdict["verdict"] == expected_verdict("kornia-2867") and "inconclusive" not in verdict["detail"], verdict

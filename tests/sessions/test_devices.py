@@ -77,6 +77,9 @@ def test_cuda_slots_never_hide_the_second_gpu() -> None:
         ("cuda:1", 1, "cuda:1 requested, 1 CUDA device visible"),
         ("cuda:1", 2, None),
         ("simcuda:1", 0, None),  # the simulation needs no GPU
+        ("simcuda:1", 1, None),  # beside a real cuda:0 only
+        ("simcuda:0", 1, "simcuda:0: cuda:0 is a real GPU here, whose direct test decides; a simulated cuda:0 beside it "
+                         "would share the library's per-device caches with it"),
     ],
 )
 def test_device_skip_reason(device_name: str, visible: int, reason: str | None) -> None:
