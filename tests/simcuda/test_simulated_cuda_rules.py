@@ -140,6 +140,10 @@ def test_fake_tensor_agrees(row: Row, monkeypatch: pytest.MonkeyPatch) -> None:
 
     with mode:
         seen = outcome(row, fake)
+    needed = 1 + max((torch.device(device).index or 0 for device, _, _ in row.inputs if device.startswith("cuda")), default=-1)
+    if seen.startswith("CUDA error: invalid device ordinal") and 0 < (count := torch.cuda.device_count()) < needed:
+        # Two rows on an H200 alone: FakeTensor ran a kernel of the row for real on each device.
+        pytest.skip(f"FakeTensor's reference of this row runs on a real cuda:{needed - 1}: needs {needed} CUDA devices, {count} visible")
     assert seen.startswith(row.expected) or (row.expected.startswith(MISMATCH[:20]) and "device" in seen), seen
 
 
