@@ -149,6 +149,24 @@ def pytest_collection(session: pytest.Session):
         _remove_collection_view(session.config)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """A test module collected under --simcuda makes its module-level CUDA tensors on the simulated
+    device, as on a GPU it makes them at import (MONAI's case lists: `torch.tensor(...,
+    device=device)` after `device = "cuda:0" if torch.cuda.is_available() else "cpu"`): a
+    simulation is open while the module is imported and parametrized. Its tensors outlive it, as a
+    GPU's memory outlives a test, and each test's simulation takes them."""
+    if not isinstance(collector, pytest.Module) or not _active(collector.config):
+        return (yield)
+    from simcuda.context import simulated_cuda  # imports torch (asked for: --simcuda)
+    from simcuda.runs import parse_simulated_device  # imports torch (as above)
+
+    device = parse_simulated_device(collector.config.getoption("simcuda_device"))
+    with simulated_cuda(max(2, device.index + 1)) as simulation:
+        simulation.set_device(device.index)
+        return (yield)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     _remove_collection_view(config)  # a session that stopped before collecting
     if config.stash.get(_STARTED_RUNNER, False):

@@ -371,6 +371,36 @@ def test_a_device_the_tests_own_code_names_is_asked_for(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(["*torch.arange * on cuda:0 at *namedlib.py*"])
 
 
+# MONAI's convention: module-level case tensors made on CUDA at import when CUDA is available.
+MODULE_LEVEL_TENSORS = '''
+import pytest
+import torch
+
+DEVICE = "cuda:0" if torch.cuda.is_available() else "cpu"
+CASES = [torch.tensor([1.0, 2.0], device=DEVICE), torch.ones(2, device="cuda")]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_case(case):
+    assert (case * torch.ones(2, device=case.device)).device == case.device
+
+
+def test_module_tensor_meets_a_new_one():
+    assert torch.equal((CASES[0] + torch.ones(2, device=DEVICE)).cpu(), torch.tensor([2.0, 3.0]))
+'''
+
+
+def test_module_level_cuda_tensors_are_made_on_the_simulated_device(pytester: pytest.Pytester) -> None:
+    """Collection imports the module: on a GPU its CUDA tensors are made there and then; under
+    --simcuda they were made with no simulation open, the real CUDA's lazy init ("Found no NVIDIA
+    driver", 39 of MONAI 1.5.0's simulated-only cases as collection errors)."""
+    pytester.makepyfile(test_module_tensors=MODULE_LEVEL_TENSORS)
+    result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    report = json.loads((pytester.path / "simcuda-report.json").read_text())
+    assert report["foreign_allocations"] == [], report["foreign_allocations"]
+
+
 # Expected failures, by marker or by pytest.xfail() in the body, are counted as pytest counts them;
 # a failure that was not expected stays a failure (the twin).
 XFAILS = '''
