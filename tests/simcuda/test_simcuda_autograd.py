@@ -140,3 +140,29 @@ def test_a_like_factory_of_a_tensor_that_requires_grad_is_a_leaf_as_on_the_cpu(m
         if made.requires_grad:
             (made * 2).sum().backward()
             assert torch.equal(real_cpu(made.grad), torch.full((3,), 2.0))
+
+
+def test_backward_hooks_see_gradients_on_the_tensors_device() -> None:
+    """nn.Module's full backward hooks register on autograd nodes: through a simulated tensor's
+    `grad_fn` they saw the CPU data's gradients (MONAI 1.5.0's GradCAM kept one and met its cuda:0
+    activations: "found at least two devices, cuda:0 and cpu"). A hook's returned gradients take
+    effect, as on any device."""
+
+    def body(device: torch.device) -> tuple:
+        seen = []
+        layer = torch.nn.Linear(3, 2).to(device)
+        layer.register_full_backward_hook(lambda module, grad_in, grad_out: seen.append((grad_in[0].device, grad_out[0].device)))
+        x = torch.arange(12.0, device=device).reshape(4, 3).requires_grad_()
+        y = layer(x) * 3
+        y.grad_fn.register_prehook(lambda grad_out: (grad_out[0] * 2,))
+        y.sum().backward()
+        assert seen == [(device, device)], seen
+        return (x.grad,)
+
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        expected = body(torch.device("cpu"))
+    with torch.random.fork_rng(), simulated_cuda(2, shared_generator=True):
+        torch.manual_seed(0)
+        got = tuple(real_cpu(value) for value in body(torch.device("cuda:1")))
+    torch.testing.assert_close(got, expected)
