@@ -2,8 +2,9 @@
 `pytest --simcuda` (the simulated cuda:1), group by group, compared test by test.
 
     python bench/simcuda_peer_suite.py PEER --repo PATH [--commit REF] [--groups ...] [--pythonpath DIR] [--repeat N]
+    python bench/simcuda_peer_suite.py PEER --tests DIR ...    # the files already exported
 
-PEER is a table of bench/peer_suites.toml (kornia, timm, torchvision, pyg): the files its tests need,
+PEER is a table of bench/peer_suites.toml (kornia, timm, torchvision, pyg, monai): the files its tests need,
 the commit to take them from, its groups (one pytest session per side each), extra pytest
 arguments and environment. PATH is the peer's git repository (a clone, or the bare mirror `fetch`
 brings); the files are exported from it to a temporary folder and run against the installed
@@ -25,6 +26,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,13 +138,17 @@ def report(group: str, result: dict, cpu: Timing, sim: Timing) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("peer", help=f"a table of {PEERS.name}")
-    parser.add_argument("--repo", type=Path, required=True, help="the peer's git repository")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--repo", type=Path, help="the peer's git repository")
+    source.add_argument("--tests", type=Path, help="the peer's files already exported (a machine that reaches no repository)")
     parser.add_argument("--commit", default=None, help="where its tests are taken from (default: the table's)")
     parser.add_argument("--groups", nargs="+", default=None, help="the table's groups to run (default: all)")
     parser.add_argument("--pythonpath", type=Path, action="append", default=[], help="first on the runs' path (repeatable)")
     parser.add_argument("--out", type=Path, default=None, help="where the junit and JSON files go (default: a temporary folder)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each side per group, alternating; the fastest counts (default 1)")
     arguments = parser.parse_args(argv)
+    if arguments.tests is not None and not arguments.tests.is_dir():
+        parser.error(f"--tests: {arguments.tests}: no such folder")
     if arguments.repeat < 1:
         parser.error(f"--repeat: {arguments.repeat} runs; give 1 or more")
     peer = load_peer(arguments.peer)
@@ -151,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--groups: {', '.join(unknown)}: not a group of {arguments.peer} (one of: {', '.join(peer.groups)})")
     with tempfile.TemporaryDirectory() as scratch:
         checkout = Path(scratch) / arguments.peer
-        checkout.mkdir()
-        export_tests(arguments.repo, arguments.commit or peer.commit, peer.export, checkout)
+        if arguments.tests is not None:
+            shutil.copytree(arguments.tests, checkout)  # the runs write beside the tests; the folder stays as given
+        else:
+            checkout.mkdir()
+            export_tests(arguments.repo, arguments.commit or peer.commit, peer.export, checkout)
         out = arguments.out or Path(scratch) / "out"
         out.mkdir(parents=True, exist_ok=True)
         totals, cpu_total, sim_total, both_total = [0] * 8, Timing(0.0, 0.0), Timing(0.0, 0.0), (0.0, 0.0)
