@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.tests is not None and not arguments.tests.is_dir():
         parser.error(f"--tests: {arguments.tests}: no such folder")
+    if arguments.tests is not None and arguments.commit is not None:
+        parser.error("--commit: the files of --tests are exported already; give --repo to export them from a commit")
     if arguments.repeat < 1:
         parser.error(f"--repeat: {arguments.repeat} runs; give 1 or more")
     peer = load_peer(arguments.peer)

@@ -46,7 +46,23 @@ def simulated_cuda(
     # No C++ device guard is ever opened for a simulated tensor (indexing.py, tensor.py), so the
     # real CUDA guard, in force on every machine with a GPU, is never reached: nothing here may
     # rely on torch._C._ensureCUDADeviceGuardSet(), a no-op wherever a GPU is visible.
-    sim = Simulation(device_count, runner, shared_generator)
+    with _opened(Simulation(device_count, runner, shared_generator), module_functions=True) as sim:
+        yield sim
+
+
+@contextlib.contextmanager
+def simulated_imports(device_count: int, current: int) -> Iterator[Simulation]:
+    """A simulation for code that runs once, at import (pytest collecting a test module): its
+    CUDA tensors are made on the simulated devices, `current` the current one, and outlive the
+    block as a GPU's memory outlives a test. Only the modes and the tensor's own methods are
+    swapped in: the names a module imports from torch stay torch's own."""
+    with _opened(Simulation(device_count, None, False), module_functions=False) as sim:
+        sim.set_device(current)
+        yield sim
+
+
+@contextlib.contextmanager
+def _opened(sim: Simulation, module_functions: bool) -> Iterator[Simulation]:
     with contextlib.ExitStack() as stack:
         stack.enter_context(enclosing_modes_suspended())
         OPEN_SIMULATIONS.append(sim)
@@ -54,6 +70,6 @@ def simulated_cuda(
         stack.enter_context(refusals_logged_to(sim.refusals))
         stack.enter_context(mark_step_restored())
         sim.streams.pinned = stack.enter_context(simulated_pinning())
-        for context in (swapped(sim), SimulatedFunctions(sim), SimulatedDispatch(sim)):
+        for context in (swapped(sim, module_functions), SimulatedFunctions(sim), SimulatedDispatch(sim)):
             stack.enter_context(context)
         yield sim

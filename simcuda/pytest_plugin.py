@@ -49,7 +49,6 @@ _RECORD = "simcuda"  # the user property carrying a test's record to the control
 _RUN = pytest.StashKey["SimulatedRun"]()
 _PHASE_REFUSAL = pytest.StashKey[dict]()  # phase -> the first feature refused in it
 _COLLECTION_VIEW = pytest.StashKey[list]()  # (owner, name, saved value) put back at the end
-_MODULE_DEVICES = pytest.StashKey[dict]()  # test module name -> the CUDA devices its globals name
 _STARTED_RUNNER = pytest.StashKey[bool]()  # this session started the process's runner (an inline pytester session did not)
 
 
@@ -151,19 +150,19 @@ def pytest_collection(session: pytest.Session):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector):
-    """A test module collected under --simcuda makes its module-level CUDA tensors on the simulated
-    device, as on a GPU it makes them at import (MONAI's case lists: `torch.tensor(...,
+    """A test module (or class) collected under --simcuda makes its module-level CUDA tensors on the
+    simulated device, as on a GPU it makes them at import (MONAI's case lists: `torch.tensor(...,
     device=device)` after `device = "cuda:0" if torch.cuda.is_available() else "cpu"`): a
     simulation is open while the module is imported and parametrized. Its tensors outlive it, as a
-    GPU's memory outlives a test, and each test's simulation takes them."""
-    if not isinstance(collector, pytest.Module) or not _active(collector.config):
+    GPU's memory outlives a test, and each test's simulation takes them. The names the module
+    imports from torch stay torch's own (context.simulated_imports)."""
+    if not isinstance(collector, (pytest.Module, pytest.Class)) or not _active(collector.config):
         return (yield)
-    from simcuda.context import simulated_cuda  # imports torch (asked for: --simcuda)
+    from simcuda.context import simulated_imports  # imports torch (asked for: --simcuda)
     from simcuda.runs import parse_simulated_device  # imports torch (as above)
 
     device = parse_simulated_device(collector.config.getoption("simcuda_device"))
-    with simulated_cuda(max(2, device.index + 1)) as simulation:
-        simulation.set_device(device.index)
+    with simulated_imports(max(2, device.index + 1), device.index):
         return (yield)
 
 
@@ -194,17 +193,13 @@ def start(item: pytest.Item, device: str, foreign: str = "fail", shared_generato
 
 
 def _named_by_code(item: pytest.Item) -> frozenset[str]:
-    """The CUDA devices `item`'s own code names: its function, its class's attributes, its
-    module's globals (each module read once a session)."""
-    from simcuda.runs import cuda_devices_in_code, cuda_devices_in_data  # imports torch (as start)
+    """The CUDA devices `item`'s own code names, reading its class's attributes (along the MRO)
+    where its code reads them by name."""
+    from simcuda.runs import cuda_devices_in_code  # imports torch (as start)
 
-    module = getattr(item, "module", None)
-    by_module = item.config.stash.setdefault(_MODULE_DEVICES, {})
-    if module is not None and module.__name__ not in by_module:
-        by_module[module.__name__] = cuda_devices_in_data(list(vars(module).values()))
-    in_class = cuda_devices_in_data(list(vars(item.cls).values())) if getattr(item, "cls", None) is not None else frozenset()
-    in_module = by_module.get(module.__name__, frozenset()) if module is not None else frozenset()
-    return cuda_devices_in_code(getattr(item, "obj", None)) | in_class | in_module
+    cls = getattr(item, "cls", None)
+    attributes = {name: value for klass in reversed(cls.__mro__) for name, value in vars(klass).items()} if cls is not None else None
+    return cuda_devices_in_code(getattr(item, "obj", None), attributes)
 
 
 def run_of(item: pytest.Item) -> SimulatedRun | None:

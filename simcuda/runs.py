@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import CodeType, FunctionType, MethodType
 
@@ -44,8 +44,8 @@ class SimulatedRun:
     foreign_policy: str
     test_file: str
     named: frozenset[str] = frozenset()  # the CUDA devices the test's own parameters name ("cuda:0")
-    # ... and those its code, its module or its class name (MONAI's case lists, `device = "cuda:0"`):
-    # asked for, so never foreign; kept out of `named`, which the log and a harness's oracle read.
+    # ... and those its own code names (MONAI's case lists, `device = "cuda:0"`): asked for, so never
+    # foreign; kept out of `named`, which the log, a harness's oracle and the device count read.
     named_by_code: frozenset[str] = frozenset()
     shared_generator: bool = False  # the devices draw from the CPU's generator (simulated_cuda's)
     simulation: Simulation = field(init=False)
@@ -55,7 +55,7 @@ class SimulatedRun:
     _refusals_read: int = 0
 
     def __post_init__(self) -> None:
-        count = max(2, self.device.index + 1, *(torch.device(name).index + 1 for name in self.named | self.named_by_code))
+        count = max(2, self.device.index + 1, *(torch.device(name).index + 1 for name in self.named))
         self.simulation = self._context.enter_context(simulated_cuda(count, shared_generator=self.shared_generator))
         self.simulation.set_device(self.device.index)
         self.simulation.log_only_outside(self.allowed_devices)
@@ -91,6 +91,7 @@ class SimulatedRun:
         return {
             "device": str(self.device),
             "named": sorted(self.named),  # the simulated devices its own parameters ran it on too
+            "named_by_code": sorted(self.named_by_code),  # allocations there were asked for, never foreign
             "outcome": final_outcome(self.outcomes, bool(refused)),
             "refused": refused,
             "foreign": [
@@ -141,21 +142,26 @@ def cuda_devices_in_data(values: Iterable[object], depth: int = 5) -> frozenset[
     return frozenset(found)
 
 
-def cuda_devices_in_code(function: object, depth: int = 3) -> frozenset[str]:
+def cuda_devices_in_code(function: object, attributes: Mapping[str, object] | None = None, depth: int = 3) -> frozenset[str]:
     """The indexed CUDA devices a test function's own code names: its literals (`device =
-    "cuda:0"`, nested functions' too) and what its closure holds (parameterized.expand's wrapper
-    holds the test and the case's arguments)."""
+    "cuda:0"`, nested functions' too), the values of the globals and the `attributes` (its class's)
+    that its code reads by name (a module's case list, `self.DEVICE`), and what its closure holds
+    (parameterized.expand's wrapper holds the test and the case's arguments). A name it never
+    reads names nothing: a library's constant imported beside the test is not asked for."""
     if isinstance(function, MethodType):  # a unittest test
         function = function.__func__
     if not isinstance(function, FunctionType) or not depth:
         return frozenset()
-    literals, codes = [], [function.__code__]
+    literals, names, codes = [], set(), [function.__code__]
     while codes:
-        for constant in codes.pop().co_consts:
+        code = codes.pop()
+        names.update(code.co_names)
+        for constant in code.co_consts:
             (codes if isinstance(constant, CodeType) else literals).append(constant)
+    read = [namespace[name] for namespace in (function.__globals__, attributes or {}) for name in names if name in namespace]
     cells = [cell.cell_contents for cell in function.__closure__ or () if _filled(cell)]
-    inner = [cuda_devices_in_code(cell, depth - 1) for cell in cells if isinstance(cell, (FunctionType, MethodType))]
-    return cuda_devices_in_data(literals + cells).union(*inner)
+    inner = [cuda_devices_in_code(cell, attributes, depth - 1) for cell in cells if isinstance(cell, (FunctionType, MethodType))]
+    return cuda_devices_in_data(literals + read + cells).union(*inner)
 
 
 def _filled(cell: object) -> bool:

@@ -26,7 +26,7 @@ from simcuda.devices import device_properties
 from simcuda.graphs import simulated_compile
 from simcuda.serialization import loadable, simulated_load
 from simcuda.streams import SimulatedEvent, SimulatedStream
-from simcuda.tensor import is_simulated, modes_suspended, real_cpu, stood_for, wrap
+from simcuda.tensor import is_simulated, modes_suspended, node_itself, real_cpu, stood_for, wrap
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -369,6 +369,18 @@ AOT_WITH_GRAD = "AOTAutograd on a simulated tensor that requires grad"
 _AOT_AUTOGRAD = "torch._functorch._aot_autograd."  # its CompiledFunction; torch.func's own Functions run as any other
 
 
+def nodes_themselves(node_of: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """torch.autograd.graph's node of a tensor, for the C++ it hands it to (a gradient edge, the
+    engine's will-execute check): the node itself, where a simulated tensor's `grad_fn` gives a
+    SimulatedNode."""
+
+    @functools.wraps(node_of)
+    def node_itself_of(tensor: Any) -> Any:
+        return node_itself(node_of(tensor))
+
+    return node_itself_of
+
+
 def traced_outside(trace: Callable[..., Any]) -> Callable[..., Any]:
     """`torch.jit.trace` inside the simulation. The tracer records the ops it sees, and the
     simulation runs some below it, so a trace made through the modes holds constants where tensors
@@ -498,8 +510,12 @@ class CudnnSwitch:
 
 
 @contextlib.contextmanager
-def swapped(sim: Simulation) -> Iterator[None]:
-    """Swap every stand-in in, and everything back on exit, whatever happens inside."""
+def swapped(sim: Simulation, module_functions: bool = True) -> Iterator[None]:
+    """Swap every stand-in in, and everything back on exit, whatever happens inside. Without
+    `module_functions`, only the stand-ins that are classes' attributes (the tensor's own methods):
+    a module imported while the simulation is open (pytest collecting a test module) keeps torch's
+    own functions in the names it imports (`from torch.cuda import current_device`,
+    `@torch.compile`), never a stand-in bound to a simulation that ends before its tests run."""
     api = cuda_api(sim)
     targets: list[tuple[Any, str, Any]] = [(torch.cuda, name, value) for name, value in api.items()]
     targets.append((torch, "compile", simulated_compile(sim)))
@@ -514,6 +530,9 @@ def swapped(sim: Simulation) -> Iterator[None]:
     targets.append((torch.Tensor, "record_stream", lambda tensor, stream: sim.streams.record_stream(tensor, stream)))
     targets.append((torch, "load", simulated_load(torch.load)))
     targets.append((torch.jit, "trace", traced_outside(torch.jit.trace)))
+    # torch's own functions that hand a tensor's node to C++ (gradient edges, multi-grad hooks).
+    graph = torch.autograd.graph
+    targets.append((graph, "_get_grad_fn_or_grad_acc", nodes_themselves(graph._get_grad_fn_or_grad_acc)))
     targets.append((torch, "set_default_tensor_type", cuda_default_type_refused(torch.set_default_tensor_type)))
     targets.append((warnings, "warn", warn_naming_the_caller(warnings.warn)))
     targets.append((warnings, "_showwarnmsg", shown_naming_the_caller(warnings._showwarnmsg)))
@@ -528,6 +547,8 @@ def swapped(sim: Simulation) -> Iterator[None]:
     eval_frame = sys.modules.get("torch._dynamo.eval_frame")  # importing Dynamo here would cost seconds
     if hasattr(eval_frame, "_maybe_set_eval_frame"):  # compiled callables made before the context
         targets.append((eval_frame, "_maybe_set_eval_frame", compiled_frame(eval_frame._maybe_set_eval_frame)))
+    if not module_functions:
+        targets = [(owner, name, value) for owner, name, value in targets if isinstance(owner, type)]
     # An attribute this torch release lacks is removed again on exit.
     saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
     cudnn = _REAL_CUDNN_ENABLED[0]()

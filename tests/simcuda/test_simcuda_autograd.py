@@ -166,3 +166,24 @@ def test_backward_hooks_see_gradients_on_the_tensors_device() -> None:
         torch.manual_seed(0)
         got = tuple(real_cpu(value) for value in body(torch.device("cuda:1")))
     torch.testing.assert_close(got, expected)
+
+
+def test_a_simulated_grad_fn_is_a_node_that_torchs_graph_functions_take() -> None:
+    """The node a simulated tensor's `grad_fn` answers is an `autograd.graph.Node`, the same object
+    at each read; the nodes it leads to show their hooks' gradients on the device too; and torch's
+    functions that hand a tensor's node to C++ (a gradient edge, a multi-grad hook's check) take it."""
+    from torch.autograd.graph import Node, get_gradient_edge, register_multi_grad_hook
+
+    with simulated_cuda(2):
+        weight = torch.rand(3, device="cuda:1", requires_grad=True)
+        y = weight * 2
+        loss = (y * y).sum()
+        assert isinstance(y.grad_fn, Node) and y.grad_fn is y.grad_fn
+        seen = []
+        accumulate = weight.view_as(weight).grad_fn.next_functions[0][0]
+        accumulate.register_prehook(lambda grad_out: seen.append(grad_out[0].device))
+        register_multi_grad_hook((weight, y), lambda grads: seen.append("all gradients ready"), mode="all")
+        (edge_grad,) = torch.autograd.grad(loss, get_gradient_edge(y), retain_graph=True)
+        loss.backward()
+        assert sorted(map(str, seen)) == ["all gradients ready", "all gradients ready", "cuda:1"], seen  # grad, then backward
+        torch.testing.assert_close(real_cpu(edge_grad), 2 * real_cpu(y).detach())

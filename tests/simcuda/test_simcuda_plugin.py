@@ -258,7 +258,10 @@ def where_the_input_lives(x):
 
 
 def on_the_default_gpu_first(x):
-    return torch.arange(3, device="cuda:0").to(x.device)
+    return torch.arange(3, device=DEFAULT_GPU).to(x.device)
+
+
+DEFAULT_GPU = "cuda:0"
 '''
 NAMED_DEVICES = '''
 import pytest
@@ -296,8 +299,10 @@ def test_a_device_the_test_names_is_asked_for(pytester: pytest.Pytester) -> None
 
 # MONAI's convention: unittest cases whose devices come from module-level case lists through
 # `parameterized.expand` (its wrapper holds the case's arguments in a closure, not as pytest
-# parameters), or from a literal in the test's body. A device so named is asked for; the twin, the
-# library choosing cuda:0 itself in a test that names no device, still fails.
+# parameters), from a case list the test reads, or from a literal in the test's body. A device so
+# named is asked for, and never adds a device to the simulation; the twin, the library choosing
+# cuda:0 itself in a test that names no device (its constant imported beside the test, never
+# read by it), still fails.
 EXPAND = '''
 import sys
 
@@ -318,10 +323,11 @@ def bound(test, case):
 EXPANDED_CASES = '''
 import unittest
 
+import pytest
 import torch
 
 from expand import expand
-from namedlib import on_the_default_gpu_first, where_the_input_lives
+from namedlib import DEFAULT_GPU, on_the_default_gpu_first, where_the_input_lives  # noqa: F401 (DEFAULT_GPU never read)
 
 
 class TestNamed(unittest.TestCase):
@@ -336,6 +342,10 @@ class TestNamed(unittest.TestCase):
 
     def test_the_library_chooses_cuda0_itself(self):
         assert on_the_default_gpu_first(torch.rand(3, device="cuda")).device == torch.device("cuda:1")
+
+    def test_a_device_past_the_count_is_still_cudas_error(self):
+        with pytest.raises(RuntimeError, match="invalid device ordinal"):
+            torch.zeros(1, device="cuda:7")
 '''
 MODULE_CASES = '''
 import unittest
@@ -366,6 +376,7 @@ def test_a_device_the_tests_own_code_names_is_asked_for(pytester: pytest.Pyteste
         "test_expanded.py::TestNamed::test_case_list_1": "PASSED",
         "test_expanded.py::TestNamed::test_literal_in_the_body": "PASSED",
         "test_expanded.py::TestNamed::test_the_library_chooses_cuda0_itself": "FAILED",
+        "test_expanded.py::TestNamed::test_a_device_past_the_count_is_still_cudas_error": "PASSED",
         "test_module_list.py::TestModuleList::test_module_list_0": "PASSED",
     }, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*torch.arange * on cuda:0 at *namedlib.py*"])
@@ -378,6 +389,11 @@ import torch
 
 DEVICE = "cuda:0" if torch.cuda.is_available() else "cpu"
 CASES = [torch.tensor([1.0, 2.0], device=DEVICE), torch.ones(2, device="cuda")]
+CAPTURED = torch.cuda.current_device  # imported while the module is collected: torch's own, never a stand-in
+
+
+def test_a_name_taken_at_import_is_torchs_own():
+    assert CAPTURED.__module__ == "torch.cuda"
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -396,7 +412,7 @@ def test_module_level_cuda_tensors_are_made_on_the_simulated_device(pytester: py
     driver", 39 of MONAI 1.5.0's simulated-only cases as collection errors)."""
     pytester.makepyfile(test_module_tensors=MODULE_LEVEL_TENSORS)
     result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)
     report = json.loads((pytester.path / "simcuda-report.json").read_text())
     assert report["foreign_allocations"] == [], report["foreign_allocations"]
 
