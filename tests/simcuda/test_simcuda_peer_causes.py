@@ -519,3 +519,21 @@ def test_a_subclass_with_its_own_constructor_is_rebuilt_as_torch_rebuilds_it(reb
     assert torch.equal(expected, got)
     (on_cpu, simulated) = seen
     assert simulated == on_cpu and on_cpu[0] is AffineTensor
+
+
+class SlottedTensor(torch.Tensor):
+    __slots__ = ("label",)
+
+
+def test_a_subclass_with_slots_of_its_own_moves_to_the_device() -> None:
+    """The simulation's own fields are slots of a subclass's twin; a subclass with slots of its
+    own cannot take them too ("multiple bases have instance lay-out conflict"): its twin keeps
+    them in its __dict__, as a plain simulated tensor does."""
+
+    def body(device: torch.device) -> torch.Tensor:
+        made = torch.arange(3.0).as_subclass(SlottedTensor).to(device) * 2
+        assert gpu_type(made) is SlottedTensor
+        return made.as_subclass(torch.Tensor)
+
+    expected, got = both(body)
+    assert torch.equal(expected, got)
