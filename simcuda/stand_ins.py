@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.abc
+import importlib.machinery
+import inspect
 import multiprocessing.context
 import os
 import sys
@@ -14,7 +17,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import FrameType
+from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -26,7 +29,7 @@ from simcuda.devices import device_properties
 from simcuda.graphs import simulated_compile
 from simcuda.serialization import loadable, simulated_load
 from simcuda.streams import SimulatedEvent, SimulatedStream
-from simcuda.tensor import is_simulated, modes_suspended, node_itself, real_cpu, stood_for, wrap
+from simcuda.tensor import OPEN_SIMULATIONS, is_simulated, modes_suspended, node_itself, real_cpu, stood_for, wrap
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -471,6 +474,56 @@ def node_on_cpu_data(original: type) -> Callable[..., Any]:
     return make
 
 
+def cuda_extensions_refused(jit_compile: Callable[..., Any]) -> Callable[..., Any]:
+    """torch.utils.cpp_extension's build of an extension at run time (`load`, `load_inline`), while
+    a simulation is open: one with CUDA sources (torch's own rule: `with_cuda`, else a .cu or .cuh
+    source) would build kernels for the real GPU, which no simulated tensor can run (MONAI's GMM
+    layer picks its CUDA sources where `torch.cuda.is_available()`): refused before anything is
+    built. A CPU-only build, and any build outside a simulation, is torch's own."""
+    parameters = inspect.signature(jit_compile)
+
+    @functools.wraps(jit_compile)
+    def refusing_cuda(*args: Any, **kwargs: Any) -> Any:
+        call = parameters.bind(*args, **kwargs).arguments
+        sources = [str(source) for source in call.get("sources") or ()]
+        with_cuda = call.get("with_cuda")
+        if OPEN_SIMULATIONS and (with_cuda or (with_cuda is None and any(source.endswith((".cu", ".cuh")) for source in sources))):
+            feature = "a CUDA C++ extension built at run time (torch.utils.cpp_extension)"
+            raise SimulationUnsupported(feature, f"{call.get('name')}: {caller_summary()}")
+        return jit_compile(*args, **kwargs)
+
+    refusing_cuda.simcuda_refuses_cuda = True
+    return refusing_cuda
+
+
+def refuse_cuda_extensions(extensions: ModuleType) -> None:
+    """Wrap torch.utils.cpp_extension's builder once a process (the wrapper asks for an open
+    simulation at each call, so it stays): importing that module costs an import of setuptools,
+    which the simulation does not pay before someone builds."""
+    if not getattr(extensions._jit_compile, "simcuda_refuses_cuda", False):
+        extensions._jit_compile = cuda_extensions_refused(extensions._jit_compile)
+
+
+class ExtensionsOnImport(importlib.abc.MetaPathFinder):
+    """First on `sys.meta_path` while a simulation is open and torch.utils.cpp_extension is not
+    imported yet: the module, once executed, gets the wrapper (MONAI imports it inside its test)."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != "torch.utils.cpp_extension":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        execute = spec.loader.exec_module
+
+        def executed_and_wrapped(module: ModuleType) -> None:
+            execute(module)
+            refuse_cuda_extensions(module)
+
+        spec.loader.exec_module = executed_and_wrapped  # this spec's own loader object
+        return spec
+
+
 def compiled_frame(original: Callable[..., Any]) -> Callable[..., Any]:
     def refusing_callbacks(callback: Any) -> Any:
         # Dynamo would skip every frame under the dispatch mode and run eagerly without saying so.
@@ -544,6 +597,10 @@ def swapped(sim: Simulation, module_functions: bool = True) -> Iterator[None]:
     targets += CudnnSwitch(torch._C._get_cudnn_enabled()).targets()
     # torch.cuda.memory imported is_initialized by name: its functions ask that copy.
     targets.append((torch.cuda.memory, "is_initialized", api["is_initialized"]))
+    if (extensions := sys.modules.get("torch.utils.cpp_extension")) is not None:
+        refuse_cuda_extensions(extensions)
+    else:
+        targets.append((sys, "meta_path", [ExtensionsOnImport(), *sys.meta_path]))
     eval_frame = sys.modules.get("torch._dynamo.eval_frame")  # importing Dynamo here would cost seconds
     if hasattr(eval_frame, "_maybe_set_eval_frame"):  # compiled callables made before the context
         targets.append((eval_frame, "_maybe_set_eval_frame", compiled_frame(eval_frame._maybe_set_eval_frame)))

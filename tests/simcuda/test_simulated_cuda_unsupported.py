@@ -243,3 +243,31 @@ def test_a_factory_in_another_thread_is_refused_while_the_real_cuda_is_unstarted
         torch.cuda._lazy_init()
     with simulated_cuda(), pytest.raises(SimulationUnsupported, match="another thread"):
         in_another_thread(torch.zeros(1, device="cuda:1"))
+
+
+def test_a_cuda_extension_built_at_run_time_is_refused_before_it_is_built(tmp_path) -> None:
+    """MONAI's GMM layer builds its extension from CUDA sources where `torch.cuda.is_available()`:
+    kernels for the real GPU, which no simulated tensor can run ("Error building extension" on a
+    CPU machine). Refused by name before any build; a CPU-only build is torch's own (here it fails
+    on its absent source, as without the simulation)."""
+    from torch.utils import cpp_extension
+
+    with simulated_cuda(), pytest.raises(SimulationUnsupported, match=r"a CUDA C\+\+ extension built at run time"):
+        cpp_extension.load(name="simcuda_gmm", sources=[str(tmp_path / "gmm.cpp"), str(tmp_path / "gmm_cuda.cu")], build_directory=str(tmp_path))
+    with simulated_cuda(), pytest.raises((FileNotFoundError, OSError, RuntimeError)) as raised:
+        cpp_extension.load(name="simcuda_cpu", sources=[str(tmp_path / "absent.cpp")], build_directory=str(tmp_path))
+    assert not isinstance(raised.value, SimulationUnsupported)
+
+
+def test_the_extension_builder_imported_inside_a_simulation_refuses_too() -> None:
+    """MONAI imports torch.utils.cpp_extension inside its first GMM test: the import system hands
+    the builder its wrapper as the module is executed."""
+    import importlib.util
+
+    from simcuda.stand_ins import ExtensionsOnImport
+
+    spec = ExtensionsOnImport().find_spec("torch.utils.cpp_extension", torch.utils.__path__)
+    fresh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fresh)
+    assert getattr(fresh._jit_compile, "simcuda_refuses_cuda", False)
+    assert ExtensionsOnImport().find_spec("torch.utils.data", torch.utils.__path__) is None
