@@ -123,9 +123,10 @@ _MOST_VALUES = 20_000  # a module-level table of numbers is read no further
 
 
 def cuda_devices_in_data(values: Iterable[object], depth: int = 5) -> frozenset[str]:
-    """The indexed CUDA devices named anywhere in `values`, looking into lists, tuples (namedtuples
-    too: parameterized's `param`), sets and dicts down to `depth`: MONAI's module-level case
-    lists, and the arguments `parameterized.expand` binds to a test. No other object is asked
+    """The indexed CUDA devices named anywhere in `values` (a device, its name, a tensor made on
+    it), looking into lists, tuples (namedtuples too: parameterized's `param`), sets and dicts down
+    to `depth`: MONAI's module-level case lists, and the arguments `parameterized.expand` binds to
+    a test. No other object is asked
     for anything: a module's globals hold lazy imports that raise when touched."""
     found: set[str] = set()
     pending, seen = [(value, depth) for value in values], 0
@@ -135,6 +136,9 @@ def cuda_devices_in_data(values: Iterable[object], depth: int = 5) -> frozenset[
         if isinstance(value, (str, torch.device)):
             if _INDEXED_CUDA.fullmatch(str(value)):
                 found.add(str(value))
+        elif isinstance(value, torch.Tensor):  # a case's tensor made on a device (at import, MONAI's metrics)
+            if value.device.type == "cuda":
+                found.add(str(value.device))
         elif left and isinstance(value, _CONTAINERS):
             pending += [(item, left - 1) for item in value]
         elif left and isinstance(value, dict):

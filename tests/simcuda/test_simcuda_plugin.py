@@ -363,6 +363,10 @@ class TestModuleList(unittest.TestCase):
     def test_module_list(self, _):
         for (device,) in CASES:
             assert where_the_input_lives(torch.rand(3, device=device)).device == torch.device(device)
+
+    @expand([[torch.ones(3, device="cuda:0" if torch.cuda.is_available() else "cpu")]])
+    def test_case_tensor(self, x):
+        assert where_the_input_lives(x).device == x.device
 '''
 
 
@@ -378,6 +382,7 @@ def test_a_device_the_tests_own_code_names_is_asked_for(pytester: pytest.Pyteste
         "test_expanded.py::TestNamed::test_the_library_chooses_cuda0_itself": "FAILED",
         "test_expanded.py::TestNamed::test_a_device_past_the_count_is_still_cudas_error": "PASSED",
         "test_module_list.py::TestModuleList::test_module_list_0": "PASSED",
+        "test_module_list.py::TestModuleList::test_case_tensor_0": "PASSED",
     }, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*torch.arange * on cuda:0 at *namedlib.py*"])
 
