@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import random
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from fixtures.races.choice import gpu_choice
 from fixtures.races.odds import rate_at_least, rate_at_most
 from fixtures.races.record import DEFAULT_RECORD, Trial, load_record, pooled, record_text, tallies, trials_from_results
 from reports import REPOSITORY
-from reports.acceptance.gpus import GpuQueryError, visible_gpu_names
+from reports.acceptance.gpus import NoRealGpu, real_gpu_names
 from reports.acceptance.steps import OBSERVED_ROOT, observed_folder
 
 RACE_BUGS = tuple(bug.id for bug in load_registry().values() if bug.kind == "race")
@@ -99,16 +98,10 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     options = arguments(argv)
-    if os.environ.get("SIMCUDA_RUNNER_GPUS"):
-        print("race_trigger_rates: refused: the simulated runner (SIMCUDA_RUNNER_GPUS) has no trigger rate; run it on a real GPU", file=sys.stderr)
-        return 2
     try:
-        gpus = visible_gpu_names(sys.executable)
-    except GpuQueryError as error:
-        print(f"race_trigger_rates: cannot list the GPUs: {error}", file=sys.stderr)
-        return 2
-    if not gpus:
-        print("race_trigger_rates: refused: no GPU is visible; trigger rates come from a real GPU", file=sys.stderr)
+        gpus = real_gpu_names(sys.executable)
+    except NoRealGpu as refusal:
+        print(f"race_trigger_rates: refused: {refusal}; trigger rates come from a real GPU", file=sys.stderr)
         return 2
     out = (options.out or observed_folder(datetime.date.today().isoformat(), gpus) / "trigger-rates").resolve()
     bugs = options.bug or list(RACE_BUGS)

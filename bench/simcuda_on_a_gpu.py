@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness runs from its checkout
 
 from reports import REPOSITORY
-from reports.acceptance.gpus import GpuQueryError, visible_gpu_names
+from reports.acceptance.gpus import NoRealGpu, real_gpu_names
 from reports.acceptance.steps import observed_folder
 from reports.census.junit import FAILING, Outcomes, read_junit
 
@@ -81,16 +80,10 @@ def run_step(name: str, command: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     options = arguments(argv)
-    if os.environ.get("SIMCUDA_RUNNER_GPUS"):
-        print("simcuda_on_a_gpu: refused: the simulated runner (SIMCUDA_RUNNER_GPUS) is no real GPU; run it on one", file=sys.stderr)
-        return 2
     try:
-        gpus = visible_gpu_names(sys.executable)
-    except GpuQueryError as error:
-        print(f"simcuda_on_a_gpu: cannot list the GPUs: {error}", file=sys.stderr)
-        return 2
-    if not gpus:
-        print("simcuda_on_a_gpu: refused: no GPU is visible; on a CPU machine `pytest tests/simcuda` checks simcuda", file=sys.stderr)
+        gpus = real_gpu_names(sys.executable)
+    except NoRealGpu as refusal:
+        print(f"simcuda_on_a_gpu: refused: {refusal}; on a CPU machine `pytest tests/simcuda` checks simcuda", file=sys.stderr)
         return 2
     out = (options.out or observed_folder(datetime.date.today().isoformat(), gpus) / "simcuda").resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ CUDA_VISIBLE_DEVICES as the steps do.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 # On the simulated runner (SIMCUDA_RUNNER_GPUS) the child starts it first, as its pytest steps do.
@@ -30,3 +31,21 @@ def visible_gpu_names(python: str) -> list[str]:
         reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         raise GpuQueryError(reason)
     return json.loads(lines[-1])
+
+
+class NoRealGpu(Exception):
+    """Why a tool that measures a real GPU cannot run here, in one line."""
+
+
+def real_gpu_names(python: str) -> list[str]:
+    """The visible real GPUs' names (visible_gpu_names); NoRealGpu on the simulated runner, where
+    the GPUs cannot be listed, or where none is visible."""
+    if os.environ.get("SIMCUDA_RUNNER_GPUS"):
+        raise NoRealGpu("the simulated runner (SIMCUDA_RUNNER_GPUS) is no real GPU")
+    try:
+        gpus = visible_gpu_names(python)
+    except GpuQueryError as error:
+        raise NoRealGpu(f"cannot list the GPUs: {error}") from None
+    if not gpus:
+        raise NoRealGpu("no GPU is visible")
+    return gpus

@@ -47,7 +47,7 @@ def test_the_table_gives_each_case_its_count_its_rate_and_the_budget_it_would_no
 @pytest.mark.parametrize(
     ("arguments", "environ", "message"),
     [
-        ([], {"SIMCUDA_RUNNER_GPUS": "1"}, "race_trigger_rates: refused: the simulated runner (SIMCUDA_RUNNER_GPUS) has no trigger rate"),
+        ([], {"SIMCUDA_RUNNER_GPUS": "1"}, "race_trigger_rates: refused: the simulated runner (SIMCUDA_RUNNER_GPUS) is no real GPU"),
         (["--rounds", "0"], {}, "race_trigger_rates.py: error: --rounds 0: one or more"),
         (["--race-budget", "ten"], {}, "race_trigger_rates.py: error: --race-budget: 'ten' is not a positive count"),
         (["--record", "--out", "/tmp/elsewhere"], {}, "--record with --out /tmp/elsewhere: each row names its results.json"),

@@ -127,6 +127,11 @@ def outcomes_by_test(result: pytest.RunResult) -> dict[str, str]:
     return found
 
 
+def passed_and_failed(result: pytest.RunResult) -> dict[str, str]:
+    """node id -> PASSED / FAILED, from -rA's summary lines."""
+    return {line.split(" ")[1]: line.split(" ")[0] for line in result.outlines if line.startswith(("PASSED ", "FAILED "))}
+
+
 def test_simcuda_runs_a_peer_suite_on_the_simulated_cuda1(peer: str, pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider", "--junitxml=junit.xml")
     text = result.stdout.str()
@@ -236,7 +241,7 @@ def test_a_device_bug_fails_on_cuda_only(device):
 def test_a_tests_own_device_parametrization_is_kept(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_direct=DIRECT_DEVICE_PARAMETRIZATION)
     result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
-    outcomes = {line.split(" ")[1]: line.split(" ")[0] for line in result.outlines if line.startswith(("PASSED ", "FAILED "))}
+    outcomes = passed_and_failed(result)
     assert outcomes == {
         "test_direct.py::test_runs_where_its_parameter_says[cpu]": "PASSED",
         "test_direct.py::test_runs_where_its_parameter_says[cuda]": "PASSED",
@@ -285,7 +290,7 @@ def test_a_device_the_test_names_is_asked_for(pytester: pytest.Pytester) -> None
     pytester.makepyfile(namedlib=NAMED_DEVICES_LIBRARY, test_named=NAMED_DEVICES)
     pytester.makeini("[pytest]\npythonpath = .\n")
     result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
-    outcomes = {line.split(" ")[1]: line.split(" ")[0] for line in result.outlines if line.startswith(("PASSED ", "FAILED "))}
+    outcomes = passed_and_failed(result)
     assert outcomes == {
         "test_named.py::test_the_library_allocates_where_its_input_lives[device0]": "PASSED",
         "test_named.py::test_the_library_allocates_where_its_input_lives[cuda:1]": "PASSED",
@@ -374,7 +379,7 @@ def test_a_device_the_tests_own_code_names_is_asked_for(pytester: pytest.Pyteste
     pytester.makepyfile(namedlib=NAMED_DEVICES_LIBRARY, expand=EXPAND, test_expanded=EXPANDED_CASES, test_module_list=MODULE_CASES)
     pytester.makeini("[pytest]\npythonpath = .\n")
     result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
-    outcomes = {line.split(" ")[1]: line.split(" ")[0] for line in result.outlines if line.startswith(("PASSED ", "FAILED "))}
+    outcomes = passed_and_failed(result)
     assert outcomes == {
         "test_expanded.py::TestNamed::test_case_list_0": "PASSED",
         "test_expanded.py::TestNamed::test_case_list_1": "PASSED",
