@@ -28,6 +28,7 @@ simcuda installed loads this plugin.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -193,13 +194,18 @@ def start(item: pytest.Item, device: str, foreign: str = "fail", shared_generato
 
 
 def _named_by_code(item: pytest.Item) -> frozenset[str]:
-    """The CUDA devices `item`'s own code names, reading its class's attributes (along the MRO)
-    where its code reads them by name."""
+    """The CUDA devices `item`'s own code names, reading its class's attributes where its code
+    reads them by name."""
     from simcuda.runs import cuda_devices_in_code  # imports torch (as start)
 
     cls = getattr(item, "cls", None)
-    attributes = {name: value for klass in reversed(cls.__mro__) for name, value in vars(klass).items()} if cls is not None else None
-    return cuda_devices_in_code(getattr(item, "obj", None), attributes)
+    return cuda_devices_in_code(getattr(item, "obj", None), _class_attributes(cls) if cls is not None else None)
+
+
+@functools.cache  # per class, not per test: a unittest class's MRO holds TestCase's hundred names
+def _class_attributes(cls: type) -> dict[str, object]:
+    """A class's attributes as its instances find them (along the MRO)."""
+    return {name: value for klass in reversed(cls.__mro__) for name, value in vars(klass).items()}
 
 
 def run_of(item: pytest.Item) -> SimulatedRun | None:

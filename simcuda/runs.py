@@ -126,8 +126,8 @@ def cuda_devices_in_data(values: Iterable[object], depth: int = 5) -> frozenset[
     """The indexed CUDA devices named anywhere in `values` (a device, its name, a tensor made on
     it), looking into lists, tuples (namedtuples too: parameterized's `param`), sets and dicts down
     to `depth`: MONAI's module-level case lists, and the arguments `parameterized.expand` binds to
-    a test. No other object is asked
-    for anything: a module's globals hold lazy imports that raise when touched."""
+    a test. No other object is asked for anything: a module's globals hold lazy imports that
+    raise when touched."""
     found: set[str] = set()
     pending, seen = [(value, depth) for value in values], 0
     while pending and seen < _MOST_VALUES:

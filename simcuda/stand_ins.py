@@ -484,10 +484,11 @@ def cuda_extensions_refused(jit_compile: Callable[..., Any]) -> Callable[..., An
 
     @functools.wraps(jit_compile)
     def refusing_cuda(*args: Any, **kwargs: Any) -> Any:
+        if not OPEN_SIMULATIONS:
+            return jit_compile(*args, **kwargs)
         call = parameters.bind(*args, **kwargs).arguments
-        sources = [str(source) for source in call.get("sources") or ()]
         with_cuda = call.get("with_cuda")
-        if OPEN_SIMULATIONS and (with_cuda or (with_cuda is None and any(source.endswith((".cu", ".cuh")) for source in sources))):
+        if with_cuda or (with_cuda is None and any(str(source).endswith((".cu", ".cuh")) for source in call.get("sources") or ())):
             feature = "a CUDA C++ extension built at run time (torch.utils.cpp_extension)"
             raise SimulationUnsupported(feature, f"{call.get('name')}: {caller_summary()}")
         return jit_compile(*args, **kwargs)

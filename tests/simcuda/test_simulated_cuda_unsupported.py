@@ -248,15 +248,17 @@ def test_a_factory_in_another_thread_is_refused_while_the_real_cuda_is_unstarted
 def test_a_cuda_extension_built_at_run_time_is_refused_before_it_is_built(tmp_path) -> None:
     """MONAI's GMM layer builds its extension from CUDA sources where `torch.cuda.is_available()`:
     kernels for the real GPU, which no simulated tensor can run ("Error building extension" on a
-    CPU machine). Refused by name before any build; a CPU-only build is torch's own (here it fails
-    on its absent source, as without the simulation)."""
+    CPU machine). Refused by name before any build; a CPU-only build inside, and a CUDA one outside
+    a simulation, are torch's own (here each fails on its absent first source, as torch fails it)."""
     from torch.utils import cpp_extension
 
+    cuda_sources = [str(tmp_path / "gmm.cpp"), str(tmp_path / "gmm_cuda.cu")]
     with simulated_cuda(), pytest.raises(SimulationUnsupported, match=r"a CUDA C\+\+ extension built at run time"):
-        cpp_extension.load(name="simcuda_gmm", sources=[str(tmp_path / "gmm.cpp"), str(tmp_path / "gmm_cuda.cu")], build_directory=str(tmp_path))
-    with simulated_cuda(), pytest.raises((FileNotFoundError, OSError, RuntimeError)) as raised:
+        cpp_extension.load(name="simcuda_gmm", sources=cuda_sources, build_directory=str(tmp_path))
+    with simulated_cuda(), pytest.raises(FileNotFoundError, match="absent.cpp"):
         cpp_extension.load(name="simcuda_cpu", sources=[str(tmp_path / "absent.cpp")], build_directory=str(tmp_path))
-    assert not isinstance(raised.value, SimulationUnsupported)
+    with pytest.raises(FileNotFoundError, match="gmm.cpp"):
+        cpp_extension.load(name="simcuda_gmm_outside", sources=cuda_sources, build_directory=str(tmp_path))
 
 
 def test_the_extension_builder_imported_inside_a_simulation_refuses_too() -> None:
