@@ -37,8 +37,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # simcuda from this checkout
 
-from simcuda import real_cpu, simulated_cuda
-from simcuda.unsupported import REAL_CUDA_REACHED, is_refusal, reached_real_cuda
+from simcuda import REAL_CUDA_REACHED, is_refusal, reached_real_cuda, real_cpu, simulated_cuda
 
 DEVICE = torch.device("cuda:1")
 KNOWN = Path(__file__).with_suffix(".toml")

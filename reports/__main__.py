@@ -205,7 +205,7 @@ def run_acceptance(race_budget: str, out: Path | None) -> int:
     """Run the steps from the repository root, then print (and keep in summary.txt) each bug's
     verdict, evidence and GPUs per bug step, the worse of those steps, and the conformance step's
     outcomes."""
-    from simcuda.devices import runner_gpus  # here: the matrix page's job installs only pytest and packaging
+    from simcuda import runner_gpus  # here: the matrix page's job installs only pytest and packaging
 
     try:
         simulated = runner_gpus(os.environ) is not None

@@ -61,25 +61,39 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from simcuda.devices import RunnerConfigError, describe_runner, runner_gpus
 from simcuda.ordering import ReusedMemoryRace, StreamRace
-from simcuda.unsupported import SimulationUnsupported
+from simcuda.state import running
+from simcuda.unsupported import REAL_CUDA_REACHED, SimulationUnsupported, is_refusal, reached_real_cuda
 
 __version__ = "0.3.0"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
 
 if TYPE_CHECKING:
     from simcuda.allocations import Allocation, describe
     from simcuda.context import simulated_cuda
-    from simcuda.simulation import Simulation
-    from simcuda.tensor import SimulatedTensor, current_simulation, gpu_type, gpu_vars, is_simulated, real_cpu
+    from simcuda.pinning import simulated_pinning
+    from simcuda.pytest_plugin import phase_refusal, simulated_run_of, start_simulated_run
+    from simcuda.runner import Runner, start_from_environment
+    from simcuda.simulation import Simulation, current_simulation
+    from simcuda.streams import StreamTable
+    from simcuda.tensor import SimulatedTensor, gpu_type, gpu_vars, is_simulated, real_cpu
 
-# Names whose modules import torch, loaded on first use: this package's pytest plugin is loaded by
-# every pytest session of an environment that has it installed, and costs nothing when unused.
+# Names whose modules import torch (or, for the plugin's, import this package), loaded on first
+# use: this package's pytest plugin is loaded by every pytest session of an environment that has
+# it installed, and costs nothing when unused.
 _LAZY = {
     "Allocation": "simcuda.allocations",
     "describe": "simcuda.allocations",
     "Simulation": "simcuda.simulation",
-    "current_simulation": "simcuda.tensor",
+    "current_simulation": "simcuda.simulation",
     "simulated_cuda": "simcuda.context",
+    "simulated_pinning": "simcuda.pinning",
+    "phase_refusal": "simcuda.pytest_plugin",
+    "simulated_run_of": "simcuda.pytest_plugin",
+    "start_simulated_run": "simcuda.pytest_plugin",
+    "Runner": "simcuda.runner",
+    "start_from_environment": "simcuda.runner",
+    "StreamTable": "simcuda.streams",
     "SimulatedTensor": "simcuda.tensor",
     "gpu_type": "simcuda.tensor",
     "gpu_vars": "simcuda.tensor",
@@ -89,14 +103,28 @@ _LAZY = {
 # Written out (the eager names, then _LAZY's) so that linters and type checkers see the lazy names
 # imported under TYPE_CHECKING above as this package's exports; kept in step with _LAZY.
 __all__ = [
+    "REAL_CUDA_REACHED",
     "ReusedMemoryRace",
+    "RunnerConfigError",
     "SimulationUnsupported",
     "StreamRace",
+    "describe_runner",
+    "is_refusal",
+    "reached_real_cuda",
+    "runner_gpus",
+    "running",
     "Allocation",
     "describe",
     "Simulation",
     "current_simulation",
     "simulated_cuda",
+    "simulated_pinning",
+    "phase_refusal",
+    "simulated_run_of",
+    "start_simulated_run",
+    "Runner",
+    "start_from_environment",
+    "StreamTable",
     "SimulatedTensor",
     "gpu_type",
     "gpu_vars",

@@ -14,11 +14,12 @@ from simcuda.graphs import mark_step_restored
 from simcuda.pinning import simulated_pinning
 from simcuda.simulation import Simulation
 from simcuda.stand_ins import swapped
-from simcuda.tensor import OPEN_SIMULATIONS, modes_suspended
+from simcuda.state import OPEN_SIMULATIONS
+from simcuda.tensor import modes_suspended
 from simcuda.unsupported import refusals_logged_to
 
 if TYPE_CHECKING:
-    from simcuda.runner import Runner
+    from simcuda.runner_gpus import RunnerGpus
 
 DEFAULT_DEVICE_COUNT = 2
 
@@ -37,7 +38,7 @@ def enclosing_modes_suspended() -> Iterator[None]:
 
 @contextlib.contextmanager
 def simulated_cuda(
-    device_count: int | Callable[[], int] = DEFAULT_DEVICE_COUNT, runner: Runner | None = None, shared_generator: bool = False
+    device_count: int | Callable[[], int] = DEFAULT_DEVICE_COUNT, runner: RunnerGpus | None = None, shared_generator: bool = False
 ) -> Iterator[Simulation]:
     """Simulate `device_count` CUDA devices in this thread until the block ends (`runner`: the
     process's simulated runner, runner.py, whose simulation this is). Each device draws random

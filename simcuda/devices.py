@@ -1,8 +1,8 @@
-"""The simulated runner's settings and the process's runner, torch-free: what the plugin reads
-before any test (`SIMCUDA_RUNNER_GPUS`), the GPUs a process sees (`CUDA_VISIBLE_DEVICES`) and
-what `torch.cuda.get_device_properties` answers. The runner itself (its generators, its memory,
-its simulation) is runner.py; pytest sessions and a matrix job that has no torch read this alone.
-"""
+"""The simulated runner's settings, torch-free: what the plugin reads before any test
+(`SIMCUDA_RUNNER_GPUS`), the GPUs a process sees (`CUDA_VISIBLE_DEVICES`) and what
+`torch.cuda.get_device_properties` answers. The process's runner is state.py's slot; its GPUs
+are runner_gpus.py, the runner itself runner.py; pytest sessions and a matrix job that has no
+torch read this alone."""
 
 from __future__ import annotations
 
@@ -11,12 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from simcuda.runner import Runner
+    from simcuda.state import ProcessRunner
 
 RUNNER_ENV = "SIMCUDA_RUNNER_GPUS"
 MAX_GPUS = 8
-# This process's runner, once started (runner.start_from_environment; runner.stop empties it).
-PROCESS_RUNNER: list[Runner] = []
 
 
 class RunnerConfigError(ValueError):
@@ -79,11 +77,6 @@ def device_properties(physical: int) -> SimulatedDeviceProperties:
     return SimulatedDeviceProperties(name="simcuda simulated GPU (no real GPU)", uuid=gpu_uuid(physical), pci_bus_id=physical)
 
 
-def running() -> Runner | None:
-    """This process's simulated runner, or None on a real machine."""
-    return PROCESS_RUNNER[0] if PROCESS_RUNNER else None
-
-
-def describe_runner(runner: Runner) -> str:
+def describe_runner(runner: ProcessRunner) -> str:
     """For titles and reports: what ran, and that no GPU did."""
     return f"simulated {runner.gpus}-GPU runner: no real GPU"

@@ -24,7 +24,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from simcuda import rules
 from simcuda.pinning import cannot_pin_message
-from simcuda.tensor import OPEN_SIMULATIONS, SimulatedTensor, is_simulated, outside_its_context, real_cpu
+from simcuda.state import is_open
+from simcuda.tensor import SimulatedTensor, is_simulated, outside_its_context, real_cpu
 from simcuda.unsupported import UNSUPPORTED_OPS, SimulationUnsupported
 
 if TYPE_CHECKING:
@@ -211,7 +212,7 @@ def check_foreign_simulated(tensor_owner: int, owner: int, op: str) -> None:
     is the same simulated device's, as a GPU's memory outlives a test."""
     if owner < 0:
         raise outside_its_context(op)
-    if tensor_owner < 0 or any(sim.serial == tensor_owner for sim in OPEN_SIMULATIONS):
+    if tensor_owner < 0 or is_open(tensor_owner):
         raise SimulationUnsupported("a real CUDA tensor meeting simulated ones", f"{op}: the simulated runner's tensor")
 
 

@@ -50,7 +50,7 @@ from simcuda.allocations import caller_frame
 from simcuda.tensor import is_simulated, real_cpu
 
 if TYPE_CHECKING:
-    from simcuda.simulation import Simulation
+    from simcuda.state import Devices
 
 # torch._inductor and torch._dynamo are imported where a compiled run needs them: loading them
 # takes seconds, and most simulations compile nothing.
@@ -242,9 +242,10 @@ def _graph_key(target: object, args: tuple, kwargs: dict) -> tuple:
 class SimulatedCompiled:
     """What `torch.compile` returns inside the simulation, for a function."""
 
-    def __init__(self, sim: Simulation, target: Callable, cuda_graphs: bool) -> None:
+    def __init__(self, trees: GraphTrees, devices: Devices, target: Callable, cuda_graphs: bool) -> None:
         functools.update_wrapper(self, target, updated=())
-        self._sim = sim
+        self._trees = trees
+        self._devices = devices
         self._target = target
         self._cuda_graphs = cuda_graphs
 
@@ -252,23 +253,23 @@ class SimulatedCompiled:
         return []
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        trees = self._sim.graph_trees
+        trees = self._trees
         with trees.running() as outermost:
             if not (self._cuda_graphs and outermost):
                 return self._target(*args, **kwargs)
             inputs = [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.Tensor)]
             graph = _graph_key(self._target, args, kwargs)
-            return trees.run(graph, lambda: self._target(*args, **kwargs), inputs, self._static_inputs(), self._sim.current)
+            return trees.run(graph, lambda: self._target(*args, **kwargs), inputs, self._static_inputs(), self._devices.current)
 
 
 class SimulatedCompiledModule(torch.nn.Module):
     """What `torch.compile` returns inside the simulation, for a module (torch's OptimizedModule
     keeps the module as `_orig_mod` and forwards attributes to it)."""
 
-    def __init__(self, sim: Simulation, module: torch.nn.Module, cuda_graphs: bool) -> None:
+    def __init__(self, trees: GraphTrees, devices: Devices, module: torch.nn.Module, cuda_graphs: bool) -> None:
         super().__init__()
         self._orig_mod = module
-        self.__dict__["_compiled"] = SimulatedCompiled(sim, module, cuda_graphs)
+        self.__dict__["_compiled"] = SimulatedCompiled(trees, devices, module, cuda_graphs)
         self.__dict__["_compiled"]._static_inputs = lambda: [*module.parameters(), *module.buffers()]
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -281,8 +282,9 @@ class SimulatedCompiledModule(torch.nn.Module):
             return getattr(self._orig_mod, name)
 
 
-def simulated_compile(sim: Simulation) -> Callable[..., Any]:
-    """The stand-in for `torch.compile` while the simulation runs (same signature)."""
+def simulated_compile(trees: GraphTrees, devices: Devices) -> Callable[..., Any]:
+    """The stand-in for `torch.compile` while a simulation runs (same signature): its graph trees
+    record what compiled runs capture on its current device."""
 
     def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: bool | None = None, backend: object = "inductor",
                 mode: str | None = None, options: dict | None = None, disable: bool = False, **rest: Any) -> Any:
@@ -294,8 +296,8 @@ def simulated_compile(sim: Simulation) -> Callable[..., Any]:
             return model
         cuda_graphs = uses_cuda_graphs(backend, mode, options)
         if isinstance(model, torch.nn.Module):
-            return SimulatedCompiledModule(sim, model, cuda_graphs)
-        return SimulatedCompiled(sim, model, cuda_graphs)
+            return SimulatedCompiledModule(trees, devices, model, cuda_graphs)
+        return SimulatedCompiled(trees, devices, model, cuda_graphs)
 
     return compile
 

@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from _pytest.skipping import evaluate_skip_marks  # pytest's own reading of skip and skipif marks
 
-from simcuda.devices import RUNNER_ENV, RunnerConfigError, describe_runner, running
+from simcuda.devices import RUNNER_ENV, RunnerConfigError, describe_runner
+from simcuda.state import ProcessRunner, running
 from simcuda.unsupported import REAL_CUDA_REACHED, log_refusal, reached_real_cuda
 
 if TYPE_CHECKING:
-    from simcuda.runner import Runner
     from simcuda.runs import SimulatedRun
 
 DEFAULT_DEVICE = "cuda:1"
@@ -181,7 +181,7 @@ def _remove_collection_view(config: pytest.Config) -> None:
     config.stash[_COLLECTION_VIEW] = []
 
 
-def start(item: pytest.Item, device: str, foreign: str = "fail", shared_generator: bool = False) -> SimulatedRun:
+def start_simulated_run(item: pytest.Item, device: str, foreign: str = "fail", shared_generator: bool = False) -> SimulatedRun:
     """Open `item`'s simulated run now (from a fixture, or at setup for --simcuda); the plugin
     closes it after the test's teardown and turns what it saw into the test's outcome."""
     from simcuda.runs import SimulatedRun, named_cuda_devices, parse_simulated_device  # imports torch
@@ -208,7 +208,7 @@ def _class_attributes(cls: type) -> dict[str, object]:
     return {name: value for klass in reversed(cls.__mro__) for name, value in vars(klass).items()}
 
 
-def run_of(item: pytest.Item) -> SimulatedRun | None:
+def simulated_run_of(item: pytest.Item) -> SimulatedRun | None:
     return item.stash.get(_RUN, None)
 
 
@@ -235,7 +235,7 @@ def pytest_runtest_setup(item: pytest.Item):
     # costs about a millisecond (kornia marks 3,000 tests so). pytest's own evaluation decides.
     if wanted is not None and evaluate_skip_marks(item) is None:
         try:
-            start(item, *wanted)
+            start_simulated_run(item, *wanted)
         except ValueError as error:
             raise pytest.UsageError(str(error)) from None
     return (yield)
@@ -246,7 +246,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     try:
         return (yield)
     finally:
-        if (run := run_of(item)) is not None:
+        if (run := simulated_run_of(item)) is not None:
             run.close()
 
 
@@ -257,7 +257,7 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
     case wants and is kept: its "cpu" cases stay on the CPU, and "cuda" is the simulated device."""
     value = yield
     chosen_by_the_test = fixturedef.func.__name__ == "get_direct_param_fixture_func"  # pytest 8 and 9 alike
-    run = run_of(request.node) if fixturedef.argname == "device" and not chosen_by_the_test and _wanted(request.node) else None
+    run = simulated_run_of(request.node) if fixturedef.argname == "device" and not chosen_by_the_test and _wanted(request.node) else None
     if run is None or value is None:
         return value
     simulated = type(value)(str(run.device)) if isinstance(value, str) else run.device
@@ -266,7 +266,7 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
     return simulated
 
 
-def _note_refusals(item: pytest.Item, run: SimulatedRun | Runner, when: str, error: BaseException | None) -> None:
+def _note_refusals(item: pytest.Item, run: SimulatedRun | ProcessRunner, when: str, error: BaseException | None) -> None:
     """The phase's first refused feature into the item's stash (the run's refusals read)."""
     if error is not None and reached_real_cuda(error):
         log_refusal(REAL_CUDA_REACHED)  # the run's context is still open: its log takes it
@@ -283,7 +283,7 @@ def pytest_runtest_call(item: pytest.Item):
     try:
         return (yield)
     except Exception as error:
-        if (run := run_of(item) or running()) is not None:
+        if (run := simulated_run_of(item) or running()) is not None:
             _note_refusals(item, run, "call", error)
         if phase_refusal(item, "call") is None:
             raise
@@ -295,14 +295,14 @@ def pytest_runtest_call(item: pytest.Item):
 @pytest.hookimpl(wrapper=True, trylast=True)  # innermost: other plugins see the outcome it sets
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report: pytest.TestReport = yield
-    run = run_of(item) or running()  # a simcuda:N test's own simulation, else the runner's
+    run = simulated_run_of(item) or running()  # a simcuda:N test's own simulation, else the runner's
     if run is None:
         return report
     _note_refusals(item, run, call.when, call.excinfo.value if call.excinfo is not None else None)
     if (refused := phase_refusal(item, call.when)) is not None:
         report.outcome = "skipped"
         report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"simulated CUDA cannot run this: {refused}")
-    elif call.when == "call" and run is run_of(item):
+    elif call.when == "call" and run is simulated_run_of(item):
         _judge_foreign_allocations(run, report)
     return report
 
@@ -313,7 +313,7 @@ def pytest_runtest_makereport_outcome(item: pytest.Item, call: pytest.CallInfo):
     second wrapper of the same hook, outside pytest's xfail handling (`specname`; pytest reads
     only names that start with pytest_)."""
     report: pytest.TestReport = yield
-    if (run := run_of(item)) is not None:
+    if (run := simulated_run_of(item)) is not None:
         run.outcomes[call.when] = "xfailed" if hasattr(report, "wasxfail") else report.outcome
         if call.when == "teardown":
             report.user_properties.append((_RECORD, run.record()))

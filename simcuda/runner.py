@@ -19,53 +19,23 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import cast
 
 from simcuda.context import simulated_cuda
-from simcuda.devices import PROCESS_RUNNER, SimulatedDeviceProperties, device_properties, runner_gpus, running, visible_gpus
-from simcuda.generators import DeviceGenerators
-from simcuda.memory import DeviceMemory
-
-if TYPE_CHECKING:
-    from simcuda.simulation import Simulation
+from simcuda.devices import runner_gpus
+from simcuda.runner_gpus import RunnerGpus
+from simcuda.simulation import Simulation
+from simcuda.state import PROCESS_RUNNER
 
 
-class Runner:
-    """The process's simulated runner: its GPUs, which of them this process sees (fixed at the
-    first question), whether CUDA has started, the generators and the simulation it runs."""
+class Runner(RunnerGpus):
+    """The process's simulated runner: its GPUs (runner_gpus.py) and the simulation it runs on them."""
 
     def __init__(self, gpus: int, environ: Mapping[str, str] = os.environ) -> None:
-        self.gpus = gpus
-        self._environ = environ
-        self._visible: list[int] | None = None
-        self.started = False
-        self.generators = DeviceGenerators()
-        self.memory = DeviceMemory()
+        super().__init__(gpus, environ)
         self.simulation: Simulation | None = None
         self._context = contextlib.ExitStack()
         self._refusals_read = 0
-
-    @property
-    def visible(self) -> list[int]:
-        """Read from CUDA_VISIBLE_DEVICES at each question until CUDA starts (torch counts through
-        NVML until then), fixed from then on (as the CUDA context is)."""
-        if self._visible is not None:
-            return self._visible
-        return visible_gpus(self.gpus, self._environ.get("CUDA_VISIBLE_DEVICES"))
-
-    def device_count(self) -> int:
-        return len(self.visible)
-
-    def start_cuda(self) -> None:
-        """CUDA's lazy init: from here on `is_initialized()` is True (no device: CUDA's error)."""
-        if not self.started:
-            self._visible = self.visible
-            if not self._visible:
-                raise RuntimeError("No CUDA GPUs are available")  # torch's lazy init, CUDA_VISIBLE_DEVICES empty
-        self.started = True
-
-    def properties(self, index: int) -> SimulatedDeviceProperties:
-        return device_properties(self.visible[index])
 
     def open(self) -> Runner:
         self.simulation = self._context.enter_context(simulated_cuda(self.device_count, runner=self))
@@ -88,11 +58,20 @@ def start_from_environment(environ: Mapping[str, str] = os.environ) -> Runner | 
     gpus = runner_gpus(environ)
     if gpus is None or PROCESS_RUNNER:
         return running()
-    PROCESS_RUNNER.append(Runner(gpus, environ).open())
-    return PROCESS_RUNNER[0]
+    runner = Runner(gpus, environ).open()
+    PROCESS_RUNNER.append(runner)
+    return runner
+
+
+def running() -> Runner | None:
+    """This process's simulated runner, typed as this module makes it (state.running: torch-free)."""
+    # The slot holds Runners alone (start_from_environment fills it); state.py names them by what
+    # its torch-free readers read.
+    return cast("Runner", PROCESS_RUNNER[0]) if PROCESS_RUNNER else None
 
 
 def stop() -> None:
     """End this process's runner (pytest's unconfigure): torch as it was before."""
-    while PROCESS_RUNNER:
-        PROCESS_RUNNER.pop().close()
+    while (runner := running()) is not None:
+        PROCESS_RUNNER.pop()
+        runner.close()

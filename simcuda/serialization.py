@@ -19,7 +19,9 @@ from typing import Any
 
 import torch
 
-from simcuda.tensor import MAP_LOCATIONS, SimulatedTensor, current_simulation, load_target, rebuild_simulated
+from simcuda import rules
+from simcuda.state import OPEN_SIMULATIONS
+from simcuda.tensor import MAP_LOCATIONS, SimulatedTensor, load_target, rebuild_simulated
 
 # Saved files name the function that rebuilds a simulated tensor; simcuda 0.2.5 and earlier named
 # it here: both names are safe globals, so those files load too.
@@ -33,7 +35,7 @@ def _placed(loaded: Any, targets: dict[int, torch.device]) -> Any:
         target = targets.get(loaded.untyped_storage().data_ptr())
         if target is None:
             return loaded
-        return SimulatedTensor(loaded.detach(), current_simulation().normalize(target)).requires_grad_(loaded.requires_grad)
+        return SimulatedTensor(loaded.detach(), rules.normalize(target, OPEN_SIMULATIONS[-1].devices)).requires_grad_(loaded.requires_grad)
     if isinstance(loaded, dict):  # a state_dict is an OrderedDict: copy() keeps its type
         placed = loaded.copy()
         placed.update({key: _placed(value, targets) for key, value in loaded.items()})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import cast
 
 import torch
 
@@ -14,10 +14,9 @@ from simcuda import rules
 from simcuda.allocations import Allocation, Noted, as_allocation, foreign, note, text_of
 from simcuda.generators import CPU_STREAM, DeviceGenerators, SharedWithCpu
 from simcuda.graphs import GraphTrees
+from simcuda.runner_gpus import RunnerGpus
+from simcuda.state import OPEN_SIMULATIONS, Devices
 from simcuda.streams import StreamTable
-
-if TYPE_CHECKING:
-    from simcuda.runner import Runner
 
 _SERIALS = itertools.count(1)
 
@@ -45,11 +44,10 @@ class Simulation:
     generators.SharedWithCpu). A runner's simulation (runner.py) counts its devices as the runner
     sees them, draws from the runner's generators and keeps no log: it lasts a whole session."""
 
-    def __init__(self, device_count: int | Callable[[], int], runner: Runner | None = None, shared_generator: bool = False) -> None:
-        self._device_count = device_count
+    def __init__(self, device_count: int | Callable[[], int], runner: RunnerGpus | None = None, shared_generator: bool = False) -> None:
+        self.devices = Devices(device_count)
         self.runner = runner
         self.serial = next(_SERIALS) * (1 if runner is None else -1)  # tags its tensors (tensor.py); a runner's negative
-        self.current = 0
         self._noted: list[Noted] = []  # the log, as ops note it (allocations.note)
         self._allocations: list[Allocation] = []  # the part of it read so far, as Allocations
         self._unlogged: frozenset[str] = frozenset()  # devices the log leaves out (log_only_outside)
@@ -58,29 +56,27 @@ class Simulation:
             runner.generators if runner is not None else SharedWithCpu() if shared_generator else DeviceGenerators(CPU_STREAM)
         )
         self.graph_trees = GraphTrees()
-        self.streams = StreamTable(self)  # its pinned memory joins when the context opens
+        self.streams = StreamTable(self.devices)  # its pinned memory joins when the context opens
         self._quiet = 0
         self._quieting = Quiet(self)
 
     @property
     def device_count(self) -> int:
-        count = self._device_count
-        return count if isinstance(count, int) else count()
+        return self.devices.count
+
+    @property
+    def current(self) -> int:
+        return self.devices.current
 
     def normalize(self, device: torch.device | str | int) -> torch.device:
-        return rules.normalize(device, self.current, self.device_count)
+        return rules.normalize(device, self.devices)
 
     def index_of(self, device: torch.device | str | int | None = None) -> int:
         """torch.cuda's `device` argument as an index (None or a negative index: the current one)."""
-        if device is None or (isinstance(device, int) and device < 0):
-            return self.current
-        return self.normalize(device).index
+        return rules.index_of(device, self.devices)
 
     def set_device(self, device: torch.device | str | int) -> None:
-        target = self.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device))
-        if target.type != "cuda":
-            raise ValueError(f"Expected a cuda device, but got: {target}")  # torch.cuda._get_device_index's text
-        self.current = target.index
+        rules.set_device(device, self.devices)
 
     def log(self, op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None, start: FrameType | None = None) -> None:
         """One tensor made (or copied) on `device`: logged, and reported to a compiled run's capture.
@@ -135,3 +131,10 @@ class Simulation:
             left_out = ", ".join(sorted(self._unlogged - allowed))
             raise ValueError(f"this simulation does not log allocations on {left_out} (log_only_outside): allow them to ask")
         return foreign(self._noted[since:], allowed)
+
+
+def current_simulation() -> Simulation | None:
+    """The innermost `simulated_cuda()` context open now, or None."""
+    # The stack holds Simulations alone (context.py opens them); state.py names them by what the
+    # layers below this one read.
+    return cast("Simulation", OPEN_SIMULATIONS[-1]) if OPEN_SIMULATIONS else None

@@ -28,12 +28,13 @@ from simcuda.allocations import caller_summary
 from simcuda.devices import device_properties
 from simcuda.graphs import simulated_compile
 from simcuda.serialization import loadable, simulated_load
+from simcuda.state import OPEN_SIMULATIONS
 from simcuda.streams import SimulatedEvent, SimulatedStream
-from simcuda.tensor import OPEN_SIMULATIONS, is_simulated, modes_suspended, node_itself, real_cpu, stood_for, wrap
+from simcuda.tensor import is_simulated, modes_suspended, node_itself, real_cpu, stood_for, wrap
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
-    from simcuda.runner import Runner
+    from simcuda.runner_gpus import RunnerGpus
     from simcuda.simulation import Simulation
 
 
@@ -199,7 +200,7 @@ def checked_device(sim: Simulation, device: Any) -> Any:
     return device
 
 
-def runner_api(sim: Simulation, runner: Runner) -> dict[str, Any]:
+def runner_api(sim: Simulation, runner: RunnerGpus) -> dict[str, Any]:
     """The runner's own answers: lazy init, device properties, its generators (runner.py). Entry
     points whose real ones start CUDA start it here too."""
 
@@ -572,7 +573,7 @@ def swapped(sim: Simulation, module_functions: bool = True) -> Iterator[None]:
     `@torch.compile`), never a stand-in bound to a simulation that ends before its tests run."""
     api = cuda_api(sim)
     targets: list[tuple[Any, str, Any]] = [(torch.cuda, name, value) for name, value in api.items()]
-    targets.append((torch, "compile", simulated_compile(sim)))
+    targets.append((torch, "compile", simulated_compile(sim.graph_trees, sim.devices)))
     targets.append((torch, "Generator", SimulatedGenerator))
     function = torch.autograd.function.Function
     targets.append((function, "apply", custom_function_apply(function.__dict__["apply"])))

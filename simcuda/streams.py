@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -27,12 +27,12 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from simcuda import rules
 from simcuda.allocations import caller_frame
 from simcuda.ordering import HOST, Access, Ordering, ReusedMemoryRace, StreamRace
-from simcuda.tensor import OPEN_SIMULATIONS, SimulatedTensor
+from simcuda.state import OPEN_SIMULATIONS, Devices
+from simcuda.tensor import SimulatedTensor
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
     from simcuda.pinning import PinnedStorages
-    from simcuda.simulation import Simulation
 
 # Ops that move data between the host and a device (or between devices); the destination decides.
 _COPIES = frozenset({"aten::_to_copy", "aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize"})
@@ -50,8 +50,8 @@ class StreamTable:
     """A simulation's streams: the default and current stream of each device, the ordering of
     their work and of the host's, and the host buffers that copies shared with a stream."""
 
-    def __init__(self, sim: Simulation, pinned: PinnedStorages | None = None) -> None:
-        self.sim = sim
+    def __init__(self, devices: Devices, pinned: PinnedStorages | None = None) -> None:
+        self.devices = devices
         self.ordering = Ordering()
         self.pinned = pinned
         self._count = 0
@@ -189,7 +189,7 @@ class StreamTable:
         return self._default[index]
 
     def current(self, index: int | None = None) -> SimulatedStream:
-        index = self.sim.current if index is None else index
+        index = self.devices.current if index is None else index
         return self._current.get(index) or self.default(index)
 
     def set_current(self, stream: SimulatedStream) -> None:
@@ -201,14 +201,14 @@ class StreamTable:
         if stream is None:
             yield None
             return
-        previous_device, previous = self.sim.current, self.current(stream.device_index)
-        self.sim.set_device(stream.device_index)
+        previous_device, previous = self.devices.current, self.current(stream.device_index)
+        self.devices.current = self.devices.index(stream.device_index)
         self.set_current(stream)
         try:
             yield stream
         finally:
             self.set_current(previous)
-            self.sim.set_device(previous_device)
+            self.devices.current = previous_device
 
     def synchronize(self, device: Any = None) -> None:
         """torch.cuda.synchronize(device): the host waits for every stream (of every device: the
@@ -355,7 +355,7 @@ class SimulatedStream:
 
     def __init__(self, device: Any = None, priority: int = 0, *, _table: StreamTable | None = None, _kind: str = "a side", **_: Any) -> None:
         table = _table or _table_of_the_open_simulation()
-        index = table.sim.index_of(device)
+        index = rules.index_of(device, table.devices)
         self._table = table
         self.device_index = index
         self.device = torch.device("cuda", index)
@@ -443,7 +443,9 @@ class SimulatedEvent:
 def _table_of_the_open_simulation() -> StreamTable:
     if not OPEN_SIMULATIONS:
         raise RuntimeError("a simulated CUDA stream outside simulated_cuda()")
-    return OPEN_SIMULATIONS[-1].streams
+    # An open simulation's streams are a StreamTable (simulation.py makes it); state.py names them
+    # by the one method the layers below this one call.
+    return cast("StreamTable", OPEN_SIMULATIONS[-1].streams)
 
 
 def _current_stream() -> SimulatedStream:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from simcuda.pinning import simulated_pinning
+from simcuda import simulated_pinning
 
 
 @pytest.fixture

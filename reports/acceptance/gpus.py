@@ -14,7 +14,7 @@ import subprocess
 
 # On the simulated runner (SIMCUDA_RUNNER_GPUS) the child starts it first, as its pytest steps do.
 ASK = (
-    "import json, torch, simcuda.runner; simcuda.runner.start_from_environment(); "
+    "import json, torch, simcuda; simcuda.start_from_environment(); "
     "print(json.dumps([torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]))"
 )
 

@@ -67,7 +67,7 @@ def environment_facts(workers: dict[str, dict] | None = None) -> dict:
     """`workers`: what each xdist worker was pinned to and saw (fixtures/devices/plugin.py)."""
     import torch
 
-    from simcuda.devices import describe_runner, running
+    from simcuda import describe_runner, running
 
     gpus = gpu_facts()
     runner = running()

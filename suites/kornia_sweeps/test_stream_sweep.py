@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fixtures.proxies.stream_proxy import on_two_streams
-from simcuda.simulation import Simulation
+from simcuda import Simulation
 from suites.kornia_sweeps.targets import MOVED
 from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS, SIMULATED_DEVICE, SIMULATED_MODULES
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from fixtures.proxies.stream_proxy import SIMULATED_DEVICE, on_two_streams
-from simcuda.simulation import Simulation
+from simcuda import Simulation
 from suites.sam2_sweeps.targets import WAYS, predictor_call, write_frames
 
 

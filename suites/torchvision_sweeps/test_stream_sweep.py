@@ -15,7 +15,7 @@ import torch
 from fixtures.proxies.meta_proxy import INCONCLUSIVE
 from fixtures.proxies.stream_proxy import NO_RUN, SIMULATED_DEVICE, on_two_streams
 from fixtures.sweeps.tables import skip_if_older_than_table
-from simcuda.simulation import Simulation
+from simcuda import Simulation
 from suites.torchvision_sweeps.targets import TABLE_WRITTEN_FOR, swept_groups, torchvision, transform_call
 
 GROUPS = swept_groups()

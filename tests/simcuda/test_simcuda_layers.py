@@ -1,4 +1,4 @@
-"""simcuda's layers (simcuda/README.md, "Module map"): `lint-imports` keeps the contract in
+"""simcuda's layers (docs/reference/simcuda-modules.md): `lint-imports` keeps the contract in
 pyproject.toml on this checkout, and breaks it on a copy with an import planted upward, sideways
 or inside a function; every import a simcuda module makes inside a function says why."""
 
@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import simcuda
 
 REPO = Path(__file__).resolve().parents[2]
 SIMCUDA = REPO / "simcuda"
@@ -33,7 +35,7 @@ def test_the_checkout_keeps_the_layers() -> None:
 PLANTED = {
     # a state module importing the wiring above it, as `from package import module`
     "upward": ("tensor.py", "from simcuda import runner\n", "simcuda.tensor -> simcuda.runner"),
-    # a sibling of the same layer (functions and stand_ins are both L2)
+    # a sibling of the same layer (functions and stand_ins share one)
     "sideways": ("stand_ins.py", "from simcuda.functions import SimulatedFunctions\n", "simcuda.stand_ins -> simcuda.functions"),
     # the deferred kind that tied the old circle: inside a function, never run at import time
     "inside a function": (
@@ -54,14 +56,15 @@ def test_an_import_against_the_layers_breaks_the_contract(tmp_path: Path, kind: 
     assert arrow in result.stdout
 
 
-def test_a_type_only_import_upward_keeps_the_contract(tmp_path: Path) -> None:
-    """Under TYPE_CHECKING an import names a type for annotations and never runs: allowed."""
+def test_a_type_only_import_upward_breaks_the_contract(tmp_path: Path) -> None:
+    """Under TYPE_CHECKING an import never runs, yet it ties the lower module's meaning to the upper
+    one's: the contract counts it (exclude_type_checking_imports = false)."""
     copy = tmp_path / "simcuda"
     shutil.copytree(SIMCUDA, copy, ignore=shutil.ignore_patterns("__pycache__"))
     with (copy / "rules.py").open("a", encoding="utf-8") as file:
         file.write("\n\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from simcuda.runner import Runner\n")
     result = lint_imports(tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 1 and "simcuda.rules -> simcuda.runner" in result.stdout, result.stdout + result.stderr
 
 
 def _deferred_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
@@ -93,3 +96,39 @@ def test_a_session_that_asks_nothing_of_simcuda_never_imports_torch(tmp_path: Pa
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert result.stdout.split()[-3:] == ["True", "False", "0"], result.stdout + result.stderr  # loaded, no torch, passed
+
+
+# The harness: everything of this checkout outside simcuda/ and its own self-tests.
+HARNESS = ("conftest.py", "harness_command_line.py", "fixtures", "reports", "suites", "bench")
+
+
+def private_simcuda_imports(source: str) -> list[str]:
+    """The imports in `source` that reach past simcuda's public names (its `__all__`): a module
+    of the package, or a name the package does not export."""
+    public = set(simcuda.__all__)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [f"import {alias.name}" for alias in node.names if alias.name.startswith("simcuda.")]
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and node.module.split(".")[0] == "simcuda":
+            private = [alias.name for alias in node.names if node.module != "simcuda" or alias.name not in public]
+            found += [f"from {node.module} import {name}" for name in private]
+    return found
+
+
+def _harness_files() -> list[Path]:
+    files = [REPO / name for name in HARNESS if name.endswith(".py")]
+    return files + sorted(path for name in HARNESS if not name.endswith(".py") for path in (REPO / name).rglob("*.py"))
+
+
+def test_the_harness_imports_only_simcudas_public_names() -> None:
+    found = [f"{path.relative_to(REPO)}: {line}" for path in _harness_files() for line in private_simcuda_imports(path.read_text(encoding="utf-8"))]
+    assert not found, "the harness reaches into simcuda's modules (export the name from simcuda/__init__.py):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "planted",
+    ["from simcuda.streams import StreamTable", "import simcuda.runner", "from simcuda import _LAZY", "from simcuda.tensor import wrap as w"],
+)
+def test_an_import_past_the_public_names_is_found(planted: str) -> None:
+    assert private_simcuda_imports(f"import os\n\ndef later():\n    {planted}\n") != []

@@ -14,6 +14,7 @@ from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
 from simcuda import rules, simulated_cuda
+from simcuda.state import Devices
 
 MISMATCH = rules.MISMATCH_PREFIX
 LONG = torch.long
@@ -148,8 +149,30 @@ def test_fake_tensor_agrees(row: Row, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_unindexed_cuda_is_the_current_device() -> None:
-    assert rules.normalize("cuda", current=1, count=2) == torch.device("cuda:1")
-    assert rules.normalize(0, current=1, count=2) == torch.device("cuda:0")
-    assert rules.normalize("cpu", current=1, count=2) == torch.device("cpu")
+    devices = Devices(2)
+    devices.current = 1
+    assert rules.normalize("cuda", devices) == torch.device("cuda:1")
+    assert rules.normalize(0, devices) == torch.device("cuda:0")
+    assert rules.normalize("cpu", devices) == torch.device("cpu")
+    assert rules.index_of(None, devices) == rules.index_of(-1, devices) == 1
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
-        rules.normalize("cuda:2", current=0, count=2)
+        rules.normalize("cuda:2", devices)
+
+
+def test_the_device_count_a_runner_answers_is_read_at_each_question() -> None:
+    """A runner's count changes until CUDA starts (CUDA_VISIBLE_DEVICES is read at each question)."""
+    visible = [0, 1]
+    devices = Devices(lambda: len(visible))
+    assert devices.index(1) == 1
+    visible.pop()
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        devices.index(1)
+
+
+def test_set_device_takes_cuda_devices_only() -> None:
+    devices = Devices(2)
+    rules.set_device("cuda:1", devices)
+    assert devices.current == 1
+    with pytest.raises(ValueError, match="Expected a cuda device"):
+        rules.set_device("cpu", devices)
+    assert devices.current == 1
