@@ -22,14 +22,12 @@ from torchvision.io import decode_jpeg, encode_jpeg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from suites.oracle_thresholds import recorded_thresholds
 from suites.torchvision_8587_encode_jpeg.images import IMAGE_MAKERS, LAYOUTS, random_size, with_layout
-from suites.torchvision_8587_encode_jpeg.oracle import (
-    MAX_BLOCK_ABS_DIFF,
-    QUALITY,
-    block_abs_diff_255,
-    mean_abs_diff_255,
-)
+from suites.torchvision_8587_encode_jpeg.oracle import QUALITY, block_abs_diff_255, mean_abs_diff_255
 
+# As calibrated (suites/oracle_thresholds.toml), which the oracle's constant must equal.
+MAX_BLOCK_ABS_DIFF = recorded_thresholds()["suites.torchvision_8587_encode_jpeg.oracle:MAX_BLOCK_ABS_DIFF"]
 CPU = torch.device("cpu")
 STALE_FRACTIONS = (0.05, 0.10, 0.20)
 STALE_SIZES = ((64, 64), (96, 131), (256, 256), (768, 512))

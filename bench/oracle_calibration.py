@@ -24,6 +24,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import torch
 
@@ -35,9 +36,23 @@ from suites.kornia_2837_jpeg_device import chain
 from suites.kornia_2837_jpeg_device import test_jpeg_device as codec
 from suites.kornia_2837_jpeg_device.chain import CHAIN_PIECES
 from suites.kornia_sweeps import test_device_sweep as sweep
+from suites.oracle_thresholds import recorded_thresholds
 from suites.sam2_460_cudagraph import oracles as sam2
 from suites.sam2_460_cudagraph import test_cudagraph_control as graph_control
 from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, encoder_and_eager_twin, frames
+
+RECORDED = recorded_thresholds()
+
+
+def recorded(module: ModuleType, name: str) -> float:
+    """A suite module's threshold as its calibration record keeps it (suites/oracle_thresholds.toml):
+    a calibration re-run measures against the record, which the code's constant must equal."""
+    return RECORDED[f"{module.__name__}:{name}"]
+
+
+def atol_rtol(module: ModuleType, prefix: str = "") -> tuple[float, float]:
+    """A suite module's allclose pair (`{prefix}ATOL`, `{prefix}RTOL`) as recorded."""
+    return recorded(module, f"{prefix}ATOL"), recorded(module, f"{prefix}RTOL")
 
 
 def allclose_fraction(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> float:
@@ -64,7 +79,7 @@ def planckian_jitter() -> float:
             params = aug.forward_parameters(image.shape)
             single = aug(image, params=params)
             double = aug.double()(image.double(), params={k: v.double() if v.is_floating_point() else v for k, v in params.items()})
-            worst = max(worst, allclose_fraction(single, double, jitter.ATOL, jitter.RTOL))
+            worst = max(worst, allclose_fraction(single, double, *atol_rtol(jitter)))
     return worst
 
 
@@ -78,7 +93,7 @@ def codec_means() -> tuple[float, float]:
             codec.jpeg_codec_differentiable(image, quality), codec.jpeg_codec_differentiable(image.double(), quality.double()).float()))
         worst_gradient = max(worst_gradient, codec._mean_abs_difference(
             codec._codec_input_grad(image, quality), codec._codec_input_grad(image.double(), quality.double()).float()))
-    return worst_output / codec.MEAN_ABS_TOLERANCE, worst_gradient / codec.MEAN_ABS_TOLERANCE
+    return worst_output / recorded(codec, "MEAN_ABS_TOLERANCE"), worst_gradient / recorded(codec, "MEAN_ABS_TOLERANCE")
 
 
 def chain_pieces() -> float:
@@ -107,7 +122,7 @@ def chain_pieces() -> float:
             torch.set_default_dtype(torch.float32)
             chain._image = draw
         worst = max(worst, codec._mean_abs_difference(single, double.float()))
-    return worst / codec.CHAIN_MEAN_ABS_TOLERANCE
+    return worst / recorded(codec, "CHAIN_MEAN_ABS_TOLERANCE")
 
 
 def sam2_compiled_against_eager() -> tuple[float, float]:
@@ -118,15 +133,15 @@ def sam2_compiled_against_eager() -> tuple[float, float]:
     with torch.no_grad():
         for frame in frames("cpu"):
             expected = eager(frame)
-            worst_fp32 = max(worst_fp32, allclose_fraction(compiled(frame).clone(), expected, sam2.ATOL, sam2.RTOL))
-            worst_tf32 = max(worst_tf32, allclose_fraction(eager(tf32(frame)), expected, sam2.TF32_ATOL, sam2.TF32_RTOL))
+            worst_fp32 = max(worst_fp32, allclose_fraction(compiled(frame).clone(), expected, *atol_rtol(sam2)))
+            worst_tf32 = max(worst_tf32, allclose_fraction(eager(tf32(frame)), expected, *atol_rtol(sam2, "TF32_")))
     return worst_fp32, worst_tf32
 
 
 def control_read_back() -> float:
     """sam2-460's controls: `x @ x` (fp32) against float64, as a fraction of `close`'s tolerance."""
     first, _ = graph_control.inputs("cpu")
-    return allclose_fraction(graph_control.square(first), graph_control.square(first.double()), graph_control.CLOSE_ATOL, graph_control.CLOSE_RTOL)
+    return allclose_fraction(graph_control.square(first), graph_control.square(first.double()), *atol_rtol(graph_control, "CLOSE_"))
 
 
 def sweep_values() -> float:
@@ -149,7 +164,7 @@ def sweep_values() -> float:
                 continue
             for on_device, on_cpu in zip(actual, output_tensors(expected)):
                 if on_cpu.is_floating_point() and on_device.shape == on_cpu.shape:
-                    worst = max(worst, allclose_fraction(on_device.nan_to_num(), on_cpu.detach().nan_to_num(), sweep.ATOL, sweep.RTOL))
+                    worst = max(worst, allclose_fraction(on_device.nan_to_num(), on_cpu.detach().nan_to_num(), *atol_rtol(sweep)))
     return worst
 
 
@@ -175,7 +190,7 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
                 params = reference.forward_parameters(image.shape)
                 moved = jitter.RandomPlanckianJitter(mode=mode, select_from=select_from, p=1.0).to(device)
                 actual = moved(image.to(device), params={k: v.to(device) for k, v in params.items()}).cpu()
-                fraction = max(fraction, allclose_fraction(actual, reference(image, params=params), jitter.ATOL, jitter.RTOL))
+                fraction = max(fraction, allclose_fraction(actual, reference(image, params=params), *atol_rtol(jitter)))
         return fraction
 
     def codec_on_gpu(gradient: bool) -> float:
@@ -185,7 +200,7 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
             shape, qualities = case.values
             image, quality = torch.rand(shape), torch.tensor(qualities)
             fraction = max(fraction, codec._mean_abs_difference(run(image.to(device), quality.to(device)), run(image, quality)))
-        return fraction / codec.MEAN_ABS_TOLERANCE
+        return fraction / recorded(codec, "MEAN_ABS_TOLERANCE")
 
     def chain_on_gpu() -> float:
         fraction = 0.0
@@ -195,7 +210,7 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
             expected = piece(torch.device("cpu"))
             torch.manual_seed(seed)
             fraction = max(fraction, codec._mean_abs_difference(piece(device), expected))
-        return fraction / codec.CHAIN_MEAN_ABS_TOLERANCE
+        return fraction / recorded(codec, "CHAIN_MEAN_ABS_TOLERANCE")
 
     def random_jpeg_on_gpu() -> float:
         image = torch.rand(2, 3, 32, 32)
@@ -203,7 +218,7 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
         params = augmentation.forward_parameters(image.shape)
         expected = augmentation(image.clone(), params=params)
         actual = augmentation.to(device)(image.to(device), params=params)
-        return mean_abs(actual.cpu() - expected) / random_jpeg.MEAN_ABS_TOLERANCE
+        return mean_abs(actual.cpu() - expected) / recorded(random_jpeg, "MEAN_ABS_TOLERANCE")
 
     def illumination_on_gpu() -> float:
         fraction = 0.0
@@ -213,7 +228,7 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
             params = module.forward_parameters(image.shape)
             expected = module(image.clone(), params=params)
             # The fixed releases move the CPU pattern to the image; the oracle's call, as the suite makes it.
-            fraction = max(fraction, max_abs(module(image.to(device), params=params).cpu() - expected) / illumination.ATOL)
+            fraction = max(fraction, max_abs(module(image.to(device), params=params).cpu() - expected) / recorded(illumination, "ATOL"))
         return fraction
 
     def shear_on_gpu() -> float:
@@ -225,7 +240,7 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
             params = augmentation.forward_parameters(image.shape)
             expected = augmentation(image.clone(), params=params)
             moved = {key: value.to(device) for key, value in params.items()}
-            fraction = max(fraction, max_abs(augmentation.to(device)(image.to(device), params=moved).cpu() - expected) / shear.ATOL)
+            fraction = max(fraction, max_abs(augmentation.to(device)(image.to(device), params=moved).cpu() - expected) / recorded(shear, "ATOL"))
         return fraction
 
     def linear_illumination_on_gpu() -> float:
@@ -236,7 +251,7 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
             moved = make().to(device)
             params = moved.forward_parameters(image.shape)  # drawn on the GPU, as the suite draws them
             expected = make()(image.clone(), params=linear.on_cpu(params))
-            fraction = max(fraction, max_abs(moved(image.to(device), params=params).cpu() - expected) / linear.ATOL)
+            fraction = max(fraction, max_abs(moved(image.to(device), params=params).cpu() - expected) / recorded(linear, "ATOL"))
         return fraction
 
     def sam2_on_gpu() -> tuple[float, float]:
@@ -247,18 +262,17 @@ def _gpu_rows(device: torch.device, draws: int) -> list[tuple[str, float]]:
         with torch.no_grad():
             for frame in frames(device):
                 expected = eager(frame)
-                worst_fp32 = max(worst_fp32, allclose_fraction(compiled(frame).clone(), expected, sam2.ATOL, sam2.RTOL))
+                worst_fp32 = max(worst_fp32, allclose_fraction(compiled(frame).clone(), expected, *atol_rtol(sam2)))
                 torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
                 try:  # TF32 really in force: the GPU's own rounding, against its fp32 result
-                    worst_tf32 = max(worst_tf32, allclose_fraction(eager(frame), expected, sam2.TF32_ATOL, sam2.TF32_RTOL))
+                    worst_tf32 = max(worst_tf32, allclose_fraction(eager(frame), expected, *atol_rtol(sam2, "TF32_")))
                 finally:
                     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
         return worst_fp32, worst_tf32
 
     def control_on_gpu() -> float:
         first, _ = graph_control.inputs(str(device))
-        return allclose_fraction(graph_control.square(first).cpu(), graph_control.square(first.double()).cpu(),
-                                 graph_control.CLOSE_ATOL, graph_control.CLOSE_RTOL)
+        return allclose_fraction(graph_control.square(first).cpu(), graph_control.square(first.double()).cpu(), *atol_rtol(graph_control, "CLOSE_"))
 
     sam2_runs = [sam2_on_gpu() for _ in range(max(1, draws // 4))]  # a compile each: fewer draws
     sam2_fp32, sam2_tf32 = (max(column) for column in zip(*sam2_runs))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from suites.oracle_thresholds import recorded_thresholds
 from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,8 +46,7 @@ def test_a_thresholds_only_session_mutates_exactly_the_recorded_thresholds_lines
     """Its threshold lines are those holding a constant suites/oracle_thresholds.toml records (a
     calibration or an uncalibrated value); every other line is a test's input, skipped."""
     runner = load_script(ROOT / "bench" / "mutation_cosmic_ray.py")
-    records = tomllib.loads((ROOT / "suites" / "oracle_thresholds.toml").read_text(encoding="utf-8"))
-    keys = {key for entry in records.values() for key in entry.get("constants", {})} | set(records["uncalibrated"])
+    keys = set(recorded_thresholds())
     dotted = module.removesuffix(".py").replace("/", ".")
     recorded = {key.split(":")[1] for key in keys if key.split(":")[0] == dotted}
     lines = (ROOT / module).read_text(encoding="utf-8").splitlines()

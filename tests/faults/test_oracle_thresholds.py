@@ -30,6 +30,7 @@ from suites.kornia_2867_random_jpeg import test_random_jpeg_device as random_jpe
 from suites.kornia_3028_gaussian_illumination import test_gaussian_illumination_device as illumination
 from suites.kornia_4415_shear_range import test_shear_range_device as shear
 from suites.kornia_sweeps import test_device_sweep as sweep
+from suites.oracle_thresholds import recorded_thresholds
 from suites.sam2_460_cudagraph import oracles as sam2
 from suites.sam2_460_cudagraph import test_cudagraph_control as graph_control
 from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, encoder_and_eager_twin, frames
@@ -98,6 +99,11 @@ def test_every_threshold_of_every_oracle_is_calibrated_or_says_why_not() -> None
     stale = sorted((calibrated | set(UNCALIBRATED)) - set(found))
     assert not stale, f"records of thresholds the suites no longer have: {stale}"
     assert not calibrated & set(UNCALIBRATED)
+
+
+def test_the_loader_bench_reads_gives_every_threshold_at_the_codes_value() -> None:
+    """bench/oracle_calibration.py measures against recorded_thresholds(): the very values the suites hold."""
+    assert recorded_thresholds() == {key: code_value(key) for key in threshold_constants()}
 
 
 @pytest.mark.parametrize("name", RECORD)

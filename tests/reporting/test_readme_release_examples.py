@@ -5,7 +5,6 @@ verdicts is what the registry predicts."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.verdicts import FIXED, NOT_AFFECTED, REPRODUCED
 from fixtures.known_bugs.versions import place_release
 from tests.conftest import REPO
+from tests.helpers.this_python import run_as_written
 
 TUTORIAL = (REPO / "docs" / "tutorial.md").read_text(encoding="utf-8")
 SCAN_PAGE = (REPO / "docs" / "how-to" / "release-scan.md").read_text(encoding="utf-8")
@@ -67,15 +67,6 @@ def test_the_range_table_is_what_the_registry_predicts_for_every_release_the_com
         assert verdict == predicted, f"kornia {release}, {bug_id}: the release-scan page says {verdict}, the registry predicts {predicted}"
 
 
-def run_as_written(command: str, env: dict[str, str], timeout: int) -> subprocess.CompletedProcess[str]:
-    """A documented command line (with a leading VAR=value) in a shell at the repository root, this
-    environment's `python` and `pytest` first on PATH, as in an activated venv."""
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    return subprocess.run(
-        ["bash", "-c", command], cwd=REPO, capture_output=True, text=True, env={**os.environ, "PATH": path, **env}, timeout=timeout
-    )
-
-
 @pytest.fixture(scope="module")
 def kornia_071(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """kornia 0.7.1 from the package index in a folder of its own, as the tutorial's /tmp/k071."""
@@ -94,7 +85,7 @@ def kornia_071(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_kornia_071_example_as_written(kornia_071: Path) -> None:
     row = next(line for line in TUTORIAL.splitlines() if line.startswith("| `PYTHONPATH=/tmp/k071 pytest"))
     command, said = re.findall(r"`([^`]+)`", row)[:2]
-    done = run_as_written(command.replace("/tmp/k071", str(kornia_071)), {}, timeout=600)
+    done = run_as_written(command.replace("/tmp/k071", str(kornia_071)), timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
     lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
     assert any(line.startswith(said) for line in lines), f"no line starts {said!r}:\n" + "\n".join(lines[-20:])
@@ -106,7 +97,7 @@ def test_the_scan_example_as_written(tmp_path: Path) -> None:
     command = "python -m reports " + re.findall(r"`([^`]+)`", row)[0]
     assert command in section("# Release scan: which releases have a bug")
     said = row.split("|")[2].split(";")[0].strip().split(", ")
-    done = run_as_written(f"{command} --out {tmp_path / 'out'} --cache {tmp_path / 'cache'}", {}, timeout=900)
+    done = run_as_written(f"{command} --out {tmp_path / 'out'} --cache {tmp_path / 'cache'}", timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     progress = [line for line in done.stdout.splitlines() if re.match(r"kornia \d", line)]
     assert [re.search(r"kornia-2791 (\S+) \(", line)[1].rstrip(",") for line in progress] == said

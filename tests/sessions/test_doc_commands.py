@@ -9,7 +9,6 @@ import ast
 import os
 import re
 import shlex
-import subprocess
 import sys
 import tomllib
 from importlib.metadata import version
@@ -20,6 +19,7 @@ import pytest
 from fixtures.known_bugs.registry import load_registry
 from reports.run.plugin_results import SELF_TEST_ENV
 from tests.conftest import REPO
+from tests.helpers.this_python import environment_of_this_python, run_as_written, this_pythons_folders
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 LISTED = tomllib.loads((Path(__file__).with_name("doc_commands.toml")).read_text(encoding="utf-8"))["command"]
@@ -89,13 +89,27 @@ def stated_verdict_lines(command: str) -> dict[str, str]:
     return stated
 
 
+def test_a_command_as_written_runs_this_python_whatever_path_says() -> None:
+    """`python` and `pytest` in a documented command are this interpreter's even where PATH names none
+    of its folders (`.venv/bin/python -m pytest tests` run without activating): never another Python."""
+    done = run_as_written('python -c "import sys; print(sys.prefix)" && command -v pytest', env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    prefix, pytest_command = done.stdout.split()
+    assert prefix == sys.prefix
+    assert str(Path(pytest_command).parent) in this_pythons_folders()
+
+
+def test_this_pythons_folders_lead_path_once_and_its_venv_is_named() -> None:
+    folders = this_pythons_folders()
+    environ = environment_of_this_python({"PATH": os.pathsep.join(["/usr/bin", folders[0], "/bin"]), "VIRTUAL_ENV": "/another/venv", "KEPT": "1"})
+    assert environ["PATH"].split(os.pathsep) == [*folders, "/usr/bin", "/bin"]
+    assert environ["KEPT"] == "1"
+    assert environ.get("VIRTUAL_ENV") == (sys.prefix if sys.prefix != sys.base_prefix else None)
+
+
 @pytest.mark.parametrize("command", [entry["text"] for entry in LISTED if entry["how"] == "here"])
 def test_a_command_run_here_does_what_the_docs_say(command: str) -> None:
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    done = subprocess.run(
-        ["bash", "-c", command], cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
-        env={**os.environ, "PATH": path, SELF_TEST_ENV: "1"},  # the self-tests' rule: no reports over the suites'
-    )
+    done = run_as_written(command, env={SELF_TEST_ENV: "1"}, timeout=600)  # the self-tests' rule: no reports over the suites'
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     stated = stated_verdict_lines(command)
     words = shlex.split(command)
