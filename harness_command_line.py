@@ -16,6 +16,11 @@ again without those words, as it would have been had the option been declared, a
 place. Everything after that is pytest's own: the final pass, with every option declared, reads
 `--report-dir /ci/out` as the option and its value.
 
+It also answers `--release-range` typed in a run of the suites (`pytest --release-range`) with one
+line naming `pytest tests --release-range`: the option is the self-tests' (tests/conftest.py, which
+a declaration at the root would clash with), and only this plugin sees the command line after the
+conftests are loaded and before pytest rejects the word with no hint.
+
 Outside a checkout of this harness (any other project in the same environment) it does nothing.
 """
 
@@ -23,7 +28,7 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
 
 import pytest
@@ -33,7 +38,14 @@ DISTRIBUTION = "gpu-regression-harness"
 # What pytest's Config holds of its configuration file (pytest 8.0 to 9.2): checked before any
 # is touched, so a pytest that keeps them elsewhere gets a one-line error, never a half-repair.
 _CONFIG_ATTRIBUTES = (
-    "_rootpath", "_inipath", "_inicfg", "_inicache", "_ignored_config_files", "_validate_args", "_checkversion", "_configure_python_path",
+    "_rootpath",
+    "_inipath",
+    "_inicfg",
+    "_inicache",
+    "_ignored_config_files",
+    "_validate_args",
+    "_checkversion",
+    "_configure_python_path",
 )
 
 
@@ -65,8 +77,60 @@ def _known_long_options(parser: pytest.Parser) -> set[str]:
     }
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest's own implementation loads the initial conftests
-def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+RELEASE_RANGE = "--release-range"
+RELEASE_RANGE_HINT = (
+    "--release-range is an option of the self-tests: `pytest tests --release-range` runs their release-range rehearsals "
+    "(to run the suites over releases: `python -m reports scan PACKAGE RELEASE...`)"
+)
+
+
+def typed_release_range(args: Sequence[str]) -> bool:
+    """Whether the command line carries `--release-range` as an option (after `--` a word is a test location)."""
+    words = args[: args.index("--")] if "--" in args else args
+    return any(word == RELEASE_RANGE or word.startswith(f"{RELEASE_RANGE}=") for word in words)
+
+
+def release_range_hint(args: Sequence[str], known: set[str], collects_self_tests: bool) -> str | None:
+    """The one line for `--release-range` typed in a run of the suites, or None. `known`: the options
+    declared once the initial conftests are loaded. The self-tests' conftest declares it, but
+    `pytest --bug ID` loads that conftest too (pytest's first pass takes ID for a path), so the
+    option declared is not enough: the run must also collect the self-tests."""
+    if not typed_release_range(args) or (RELEASE_RANGE in known and collects_self_tests):
+        return None
+    return RELEASE_RANGE_HINT
+
+
+def run_locations(positional: Sequence[str], testpaths: Sequence[str], invocation: Path, rootpath: Path) -> list[Path]:
+    """Where the run collects, as pytest decides it: the locations typed (a node id's file part), else
+    `testpaths` when pytest runs from the root, else the invocation directory."""
+    words = list(positional) or (list(testpaths) if invocation == rootpath else []) or ["."]
+    return [(invocation / word.partition("::")[0]).resolve() for word in words]
+
+
+def collects_under(locations: Sequence[Path], folder: Path) -> bool:
+    """Whether any location lies in `folder`, or holds it (`pytest .` collects every folder)."""
+    return any(path.is_relative_to(folder) or folder.is_relative_to(path) for path in locations)
+
+
+@pytest.hookimpl(wrapper=True)  # its first part before pytest's own implementation loads the initial conftests, its second after
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> Generator[None, None, None]:
+    _find_configuration_again(early_config, parser, args)
+    yield
+    if not (typed_release_range(args) and is_harness_config(early_config.inipath)):
+        return
+    namespace = parser.parse_known_args(args, namespace=copy.copy(early_config.option))  # the conftests' options declared now
+    testpaths, invocation = early_config.getini("testpaths"), early_config.invocation_params.dir
+    # --pyargs names modules, not paths: the run is taken to collect what it asks for
+    collects = namespace.pyargs or collects_under(
+        run_locations(namespace.file_or_dir, testpaths, invocation, early_config.rootpath), early_config.rootpath / "tests"
+    )
+    hint = release_range_hint(args, _known_long_options(parser), collects)
+    if hint:
+        raise pytest.UsageError(hint)
+
+
+def _find_configuration_again(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Where pytest's first pass missed this configuration, find it again without the misread words."""
     invocation = early_config.invocation_params.dir
     if early_config.inipath is not None or not is_harness_config(locate_config(invocation, [invocation])[1]):
         return

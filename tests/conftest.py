@@ -63,11 +63,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         os.environ.update(one_torch_thread(os.environ))  # before the workers start: they and their Pythons inherit it
 
 
-# The longest files first (seconds of one worker in `pytest tests --junitxml`, 2 cores, 2026-11-27:
-# runner steps 42, report browser 40, bisect 28, runner day 27, planted libraries 21, op conformance
-# 16, GPU-runner rehearsal 15, README options 15): xdist's loadfile hands files out in collection
-# order (its reordering by test count turned off), and a long file started last is a tail on one
-# worker while the other idles.
+# The longest files first (their worker-seconds in one `pytest tests --junitxml` run: docs/reference/speed.md,
+# the `pytest tests` row): xdist's loadfile hands files out in collection order (its reordering by
+# test count turned off), and a long file started last is a tail on one worker while the other idles.
 LONGEST_FIRST = (
     "test_simulated_runner_steps.py", "test_report_browser.py", "test_bisect.py", "test_simulated_runner_day.py",
     "test_fault_planted_libraries.py", "test_simcuda_op_conformance.py", "test_gpu_runner_rehearsal.py", "test_readme_options.py",
@@ -75,8 +73,8 @@ LONGEST_FIRST = (
 )
 
 
-# `pytest tests -m quick`: what a new bug's four parts can break (CONTRIBUTING.md), in under a
-# minute: the registry's checks, the guarded imports, the matrix and threshold scans, the kornia
+# `pytest tests -m quick`: what a new bug's four parts can break (CONTRIBUTING.md), quickly (its time:
+# docs/reference/speed.md): the registry's checks, the guarded imports, the matrix and threshold scans, the kornia
 # suites' shared device oracle, and every bug's own fault test (faults/test_fault_<package>_<number>.py).
 QUICK = (
     "registry/test_registry.py", "registry/test_suite_imports_guarded.py", "registry/test_verdicts.py", "registry/test_race_record.py",

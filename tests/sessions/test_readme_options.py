@@ -1,12 +1,13 @@
-"""Every option of the Options table in docs/reference/options.md, typed as that page writes it (a value after a space,
-no path after it), writes its reports. That form is what a newcomer types, and the one pytest's
-first pass over the arguments misreads: it takes the value for a path, finds none, and loads the
-conftests of the root's `test*` folders, the self-tests' among them. A conftest there that switched
-the reports off for the whole process at import left `pytest --bug kornia-2791` with no report.
-And where the value is an existing directory outside the checkout (`--report-dir /ci/out`, the
-natural CI use), pytest looked for its configuration from that directory, found none, and never
-declared the harness's options ("unrecognized arguments"): harness_command_line.py repairs it, so
-each spaced form is also run with such a directory as its value.
+"""Every option of the harness's options table in docs/reference/options.md (its `pytest` section),
+typed as that page writes it (a value after a space, no path after it), writes its reports. That
+form is what a newcomer types, and the one pytest's first pass over the arguments misreads: it takes
+the value for a path, finds none, and loads the conftests of the root's `test*` folders, the
+self-tests' among them. A conftest there that switched the reports off for the whole process at import
+left `pytest --bug kornia-2791` with no report. And where the value is an existing directory outside
+the checkout (`--report-dir /ci/out`, the natural CI use), pytest looked for its configuration from
+that directory, found none, and never declared the harness's options ("unrecognized arguments"):
+harness_command_line.py repairs it, so each spaced form is also run with such a directory as its
+value.
 
 The commands run in a copy of the checkout whose suites/ holds two quick tests (the options, not
 the suites, are under test), so the real checkout and its reports/out stay as they were.
@@ -28,6 +29,7 @@ from tests.conftest import REPO
 from tests.helpers import warm_python
 
 OPTIONS_PAGE = REPO / "docs" / "reference" / "options.md"
+HARNESS_OPTIONS = "\n## `pytest`: the harness's options\n"  # the heading of the table run here
 REPORT_FILES = {"report.html", "results.json", "junit.xml"}
 # The value each form of the options page is typed with; a form the page adds without one here fails
 # test_every_readme_form_has_a_value, so the table and this test move together.
@@ -49,7 +51,7 @@ VALUES = {
 }
 # Options whose run, by design, writes no reports or stops before the tests (checked apart).
 NO_REPORTS = {"--no-reports", "--list-bugs", "--require-gpu"}
-QUICK_SUITE = '''
+QUICK_SUITE = """
 import pytest
 
 @pytest.mark.known_bug("kornia-2791", evidence="proxy")
@@ -58,12 +60,13 @@ def test_tied_to_a_bug():
 
 def test_on_each_device(device):
     pass
-'''
+"""
 
 
 def readme_option_forms(readme: str = OPTIONS_PAGE.read_text(encoding="utf-8")) -> list[str]:
-    """The backticked option forms of the Options table's first column (docs/reference/options.md): `--device LIST`, `--bug-registry=PATH`."""
-    table = readme.split("## Options", 1)[1].split("\n## ", 1)[0]
+    """The backticked option forms of the harness's options table's first column (docs/reference/options.md, the
+    `pytest` section): `--device LIST`, `--bug-registry=PATH`."""
+    table = readme.split(HARNESS_OPTIONS, 1)[1].split("\n## ", 1)[0]
     forms: list[str] = []
     for row in re.findall(r"^\| (.+?) \|", table, re.M)[2:]:
         forms += [form for form in re.findall(r"`([^`]+)`", row) if form.startswith("-")]

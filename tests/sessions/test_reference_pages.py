@@ -1,0 +1,127 @@
+"""The reference pages that state what the code or the tree holds, held to it: the verdict table of
+docs/reference/verdicts.md (its one place) against the verdicts the code defines,
+docs/reference/layout.md against the repository's folders, and docs/reference/speed.md's figures
+stated there alone (other pages link to it). The options page is test_options_page.py's."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterable
+
+import pytest
+
+from fixtures.known_bugs.verdicts import VERDICTS
+from tests.conftest import REPO
+
+VERDICTS_PAGE = REPO / "docs" / "reference" / "verdicts.md"
+LAYOUT_PAGE = REPO / "docs" / "reference" / "layout.md"
+SPEED_PAGE = REPO / "docs" / "reference" / "speed.md"
+VERDICT_TABLE_HEADER = "| verdict | release | bug observed | pytest shows |"
+# A bug's suite folder (`suites/<bug>/`): <package>_<upstream number>_<slug>.
+BUG_FOLDER = re.compile(r"[a-z0-9]+_[0-9]+_[a-z0-9_]+")
+
+
+def table_rows(page: str, header: str) -> list[str]:
+    """The first cells of the table under `header`, backticks dropped."""
+    table = page.split(header + "\n", 1)[1].split("\n\n", 1)[0]
+    return [cell.strip("`") for cell in re.findall(r"^\| ([^|]+?) \|", table, re.M)[1:]]  # past the |---| line
+
+
+def test_the_verdict_table_has_one_row_per_verdict_the_code_defines() -> None:
+    rows = table_rows(VERDICTS_PAGE.read_text(encoding="utf-8"), VERDICT_TABLE_HEADER)
+    assert len(rows) == len(set(rows)), f"{VERDICTS_PAGE.name}: a verdict with two rows: {rows}"
+    assert set(rows) == set(VERDICTS), f"{VERDICTS_PAGE.name}: rows {sorted(rows)}, verdicts.py defines {sorted(VERDICTS)}"
+
+
+@pytest.fixture(scope="module")
+def checkout_files() -> list[str]:
+    """The checkout's files as git shows them: tracked or new, not the ignored ones (.venv, reports/out, __pycache__)."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=False)
+    if listed.returncode != 0:
+        pytest.skip(f"not a git checkout: {listed.stderr.strip()}")
+    return [name for name in listed.stdout.splitlines() if (REPO / name).exists()]
+
+
+def test_the_verdict_table_is_written_once(checkout_files: list[str]) -> None:
+    pages = [name for name in checkout_files if name.endswith(".md")]
+    copies = [name for name in pages if VERDICT_TABLE_HEADER in (REPO / name).read_text(encoding="utf-8")]
+    assert copies == ["docs/reference/verdicts.md"], f"the verdict table belongs to docs/reference/verdicts.md alone (link to it): {copies}"
+
+
+def layout_rows(page: str) -> dict[str, list[str]]:
+    """Each folder the layout table names (`suites/<bug>/` as `suites/<bug>`) -> the subfolders its row
+    names for it (`devices/`, ...). A file's row (`tox.ini`) names no folder and is left out."""
+    rows: dict[str, list[str]] = {}
+    for where, what in re.findall(r"^\| `([^`]+)/` \| (.+) \|$", page, re.M):
+        rows[where] = re.findall(r"`([\w.-]+)/`", what)
+    return rows
+
+
+def folders(files: Iterable[str]) -> set[str]:
+    """Every folder that holds one of `files` (paths relative to the root), at any depth."""
+    return {"/".join(parts[:depth]) for parts in (file.split("/") for file in files) for depth in range(1, len(parts))}
+
+
+def layout_gaps(rows: dict[str, list[str]], tree: set[str]) -> list[str]:
+    """What the layout table and the tree disagree on: a top-level folder without a row or a row for a
+    folder that is gone, and under a row naming subfolders, one it leaves out or one that is gone
+    (under `X/<placeholder>`, a folder it leaves out must be one of the placeholder's: a bug's suite)."""
+    gaps = [f"{folder}/: no row" for folder in sorted({path for path in tree if "/" not in path} - {where.split("/")[0] for where in rows})]
+    for where, named in rows.items():
+        folder, placeholder = re.subn(r"/<[^>]+>$", "", where)
+        if folder not in tree:
+            gaps.append(f"{where}/: no such folder")
+            continue
+        if not named:
+            continue
+        present = {path.removeprefix(folder + "/") for path in tree if path.startswith(folder + "/") and "/" not in path.removeprefix(folder + "/")}
+        gaps += [f"{folder}/{name}/: no such folder" for name in sorted(set(named) - present)]
+        unnamed = sorted(present - set(named))
+        gaps += [f"{folder}/{name}/: not named in its row" for name in unnamed if not (placeholder and BUG_FOLDER.fullmatch(name))]
+    return gaps
+
+
+def test_the_layout_reader_and_its_comparison() -> None:
+    page = "| where | what |\n| --- | --- |\n| `suites/<bug>/` | plus `kornia_sweeps/` |\n| `docs/` | `how-to/`, `tutorial.md` |\n| `tox.ini` | x |\n"
+    rows = layout_rows(page)
+    assert rows == {"suites/<bug>": ["kornia_sweeps"], "docs": ["how-to"]}
+    tree = folders(["suites/kornia_sweeps/a.py", "suites/kornia_2791_planckian_jitter/t.py", "docs/how-to/x.md", "docs/images/y.png", "bench/b.py"])
+    assert layout_gaps(rows, tree) == ["bench/: no row", "docs/images/: not named in its row"]
+    tree -= {"docs/how-to"}
+    assert "docs/how-to/: no such folder" in layout_gaps(rows, tree)
+    assert layout_gaps({"gone": []}, folders(["gone2/a"])) == ["gone2/: no row", "gone/: no such folder"]
+
+
+def test_the_layout_page_names_the_folders_the_tree_has(checkout_files: list[str]) -> None:
+    rows = layout_rows(LAYOUT_PAGE.read_text(encoding="utf-8"))
+    assert {"fixtures", "reports", "docs"} <= {where for where, named in rows.items() if named}, f"the layout table was not read: {rows}"
+    gaps = layout_gaps(rows, folders(checkout_files))
+    assert not gaps, f"{LAYOUT_PAGE.relative_to(REPO)} and the tree disagree:\n" + "\n".join(gaps)
+
+
+def measured_figures(page: str) -> set[str]:
+    """The figures of a page's tables with two digits or more and a unit: "38.0 s", "5.7 GB", "181 s" (not "5 s",
+    too common to mean one fact)."""
+    rows = "\n".join(line for line in page.splitlines() if line.startswith("|"))
+    return {figure for figure in re.findall(r"(?<![\w.])[0-9]+(?:\.[0-9]+)? (?:s|GB|MB|min)\b", rows) if len(re.sub(r"\D", "", figure)) >= 2}
+
+
+def test_the_figure_reader() -> None:
+    assert measured_figures("| a | 38.0 s, 5 s, 5.7 GB, H100s, 300 s |\nprose 99 s\n") == {"38.0 s", "5.7 GB", "300 s"}
+
+
+def test_speeds_figures_are_stated_on_speed_md_alone() -> None:
+    """The pages a user reads link to docs/reference/speed.md for a time or a size; a copy goes stale
+    when the page is measured again (CHANGELOG.md keeps the replaced ones, as history)."""
+    figures = measured_figures(SPEED_PAGE.read_text(encoding="utf-8"))
+    assert len(figures) >= 20, f"speed.md's table was not read: {sorted(figures)}"
+    pages = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "tests" / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    copies = [
+        f"{page.relative_to(REPO)}: {figure}"
+        for page in pages
+        if page != SPEED_PAGE
+        for figure in sorted(figures)
+        if re.search(rf"(?<![\w.]){re.escape(figure)}\b", page.read_text(encoding="utf-8"))
+    ]
+    assert not copies, "figures of docs/reference/speed.md repeated elsewhere (link to it instead):\n" + "\n".join(copies)
