@@ -21,7 +21,7 @@ SERIAL_MARKERS = "min_cuda_devices or isolated_on_gpu"
 OBSERVED_ROOT = REPOSITORY / "reports" / "observed"
 REHEARSAL_ROOT = REPOSITORY / "reports" / "out" / "acceptance-rehearsal"
 DEFAULT_RACE_BUDGET = "2000,300s"
-# What the simulated device's stream rules claim, checked against the real GPU's (simcuda/README.md).
+# What the simulated device's stream rules claim, checked against the real GPU's (docs/reference/simcuda-streams.md).
 CONFORMANCE_TESTS = "tests/simcuda/test_stream_shapes_on_a_real_gpu.py"
 CONFORMANCE = "conformance"
 # CUDA_LAUNCH_BLOCKING serializes every launch, so the racy twins compute right values; torch reads

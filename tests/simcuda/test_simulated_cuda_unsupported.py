@@ -233,7 +233,7 @@ def test_the_lazy_init_stand_in_never_returns() -> None:
 
 def test_a_factory_in_another_thread_is_refused_while_the_real_cuda_is_unstarted() -> None:
     """... and after a refused lazy init the next simulation still refuses a factory in another
-    thread. Once a real GPU was used in the process such calls reach it (simcuda/README.md): on a
+    thread. Once a real GPU was used in the process such calls reach it (simcuda/__init__.py): on a
     GPU machine under xdist a real-GPU test earlier in the same worker decides that, not the
     simulation."""
     if torch.cuda.is_initialized():
