@@ -19,7 +19,7 @@ from simcuda.tensor import modes_suspended
 from simcuda.unsupported import refusals_logged_to
 
 if TYPE_CHECKING:
-    from simcuda.runner_gpus import RunnerGpus
+    from simcuda.gpus import RunnerGpus
 
 DEFAULT_DEVICE_COUNT = 2
 

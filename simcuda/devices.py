@@ -1,7 +1,7 @@
 """The simulated runner's settings, torch-free: what the plugin reads before any test
 (`SIMCUDA_RUNNER_GPUS`), the GPUs a process sees (`CUDA_VISIBLE_DEVICES`) and what
 `torch.cuda.get_device_properties` answers. The process's runner is state.py's slot; its GPUs
-are runner_gpus.py, the runner itself runner.py; pytest sessions and a matrix job that has no
+are gpus.py, the runner itself runner.py; pytest sessions and a matrix job that has no
 torch read this alone."""
 
 from __future__ import annotations

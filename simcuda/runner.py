@@ -23,13 +23,13 @@ from typing import cast
 
 from simcuda.context import simulated_cuda
 from simcuda.devices import runner_gpus
-from simcuda.runner_gpus import RunnerGpus
+from simcuda.gpus import RunnerGpus
 from simcuda.simulation import Simulation
 from simcuda.state import PROCESS_RUNNER
 
 
 class Runner(RunnerGpus):
-    """The process's simulated runner: its GPUs (runner_gpus.py) and the simulation it runs on them."""
+    """The process's simulated runner: its GPUs (gpus.py) and the simulation it runs on them."""
 
     def __init__(self, gpus: int, environ: Mapping[str, str] = os.environ) -> None:
         super().__init__(gpus, environ)

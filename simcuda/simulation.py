@@ -13,8 +13,8 @@ import torch
 from simcuda import rules
 from simcuda.allocations import Allocation, Noted, as_allocation, foreign, note, text_of
 from simcuda.generators import CPU_STREAM, DeviceGenerators, SharedWithCpu
+from simcuda.gpus import RunnerGpus
 from simcuda.graphs import GraphTrees
-from simcuda.runner_gpus import RunnerGpus
 from simcuda.state import OPEN_SIMULATIONS, Devices
 from simcuda.streams import StreamTable
 

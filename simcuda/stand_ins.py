@@ -34,7 +34,7 @@ from simcuda.tensor import is_simulated, modes_suspended, node_itself, real_cpu,
 from simcuda.unsupported import SimulationUnsupported
 
 if TYPE_CHECKING:
-    from simcuda.runner_gpus import RunnerGpus
+    from simcuda.gpus import RunnerGpus
     from simcuda.simulation import Simulation
 
 

@@ -132,3 +132,10 @@ def test_the_harness_imports_only_simcudas_public_names() -> None:
 )
 def test_an_import_past_the_public_names_is_found(planted: str) -> None:
     assert private_simcuda_imports(f"import os\n\ndef later():\n    {planted}\n") != []
+
+
+def test_no_public_name_is_also_a_module_of_the_package() -> None:
+    """Importing `simcuda.NAME` sets the package's attribute NAME to that module: a public function
+    of the same name would read as the module once anything imported it (as `runner_gpus` did)."""
+    modules = {path.stem for path in SIMCUDA.glob("*.py")}
+    assert not modules & set(simcuda.__all__), "public names that a module of simcuda would shadow"
