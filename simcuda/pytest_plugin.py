@@ -196,7 +196,7 @@ def start_simulated_run(item: pytest.Item, device: str, foreign: str = "fail", s
 def _named_by_code(item: pytest.Item) -> frozenset[str]:
     """The CUDA devices `item`'s own code names, reading its class's attributes where its code
     reads them by name."""
-    from simcuda.runs import cuda_devices_in_code  # imports torch (as start)
+    from simcuda.runs import cuda_devices_in_code  # imports torch (as start_simulated_run)
 
     cls = getattr(item, "cls", None)
     return cuda_devices_in_code(getattr(item, "obj", None), _class_attributes(cls) if cls is not None else None)

@@ -21,6 +21,7 @@ import os
 from collections.abc import Mapping
 from typing import cast
 
+from simcuda import state
 from simcuda.context import simulated_cuda
 from simcuda.devices import runner_gpus
 from simcuda.gpus import RunnerGpus
@@ -67,11 +68,10 @@ def running() -> Runner | None:
     """This process's simulated runner, typed as this module makes it (state.running: torch-free)."""
     # The slot holds Runners alone (start_from_environment fills it); state.py names them by what
     # its torch-free readers read.
-    return cast("Runner", PROCESS_RUNNER[0]) if PROCESS_RUNNER else None
+    return cast("Runner | None", state.running())
 
 
 def stop() -> None:
     """End this process's runner (pytest's unconfigure): torch as it was before."""
-    while (runner := running()) is not None:
-        PROCESS_RUNNER.pop()
-        runner.close()
+    while PROCESS_RUNNER:
+        cast("Runner", PROCESS_RUNNER.pop()).close()

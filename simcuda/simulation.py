@@ -76,7 +76,11 @@ class Simulation:
         return rules.index_of(device, self.devices)
 
     def set_device(self, device: torch.device | str | int) -> None:
-        rules.set_device(device, self.devices)
+        """torch.cuda.set_device: a cuda device (an int is an index) becomes the current one."""
+        target = self.normalize(device)
+        if target.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {target}")  # torch.cuda._get_device_index's text
+        self.devices.set_current(target.index)
 
     def log(self, op: str, tensor: torch.Tensor, device: torch.device, source: torch.device | None = None, start: FrameType | None = None) -> None:
         """One tensor made (or copied) on `device`: logged, and reported to a compiled run's capture.

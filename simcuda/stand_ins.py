@@ -201,7 +201,7 @@ def checked_device(sim: Simulation, device: Any) -> Any:
 
 
 def runner_api(sim: Simulation, runner: RunnerGpus) -> dict[str, Any]:
-    """The runner's own answers: lazy init, device properties, its generators (runner.py). Entry
+    """The runner's own answers: lazy init, device properties, its generators (gpus.py). Entry
     points whose real ones start CUDA start it here too."""
 
     def index(device: Any = None) -> int:

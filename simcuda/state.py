@@ -4,14 +4,17 @@ a device index as CUDA takes it).
 
 The layers above read this state and hand each other small parts of it; none holds a layer above
 its own. What a layer below the simulation reads of an open one, and what a torch-free reader
-reads of the runner, are the protocols here; simulation.Simulation and runner.Runner are their one
-implementation each.
+reads of the runner, are the protocols here, each with one implementation: `OpenSimulation` is
+simulation.Simulation, `HostReads` streams.StreamTable, `ProcessRunner` runner.Runner.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import torch  # a name for annotations: this module never imports torch
 
 INVALID_ORDINAL = "CUDA error: invalid device ordinal"
 
@@ -39,26 +42,34 @@ class Devices:
             raise RuntimeError(INVALID_ORDINAL)
         return index
 
+    def set_current(self, index: int) -> None:
+        """torch.cuda.set_device of an index: checked as CUDA checks it."""
+        self.current = self.index(index)
+
 
 class HostReads(Protocol):
     """An open simulation's streams as a simulated tensor's host read needs them (streams.StreamTable)."""
 
-    def host_read(self, tensor: object) -> None: ...
+    def host_read(self, tensor: torch.Tensor) -> None: ...
 
 
 class OpenSimulation(Protocol):
-    """What the layers below simulation.py read of an open simulation: the serial that tags its
-    tensors (negative: the runner's), its devices and its streams."""
+    """What the layers below simulation.py read of an open simulation (read-only): the serial that
+    tags its tensors (negative: the runner's), its devices and its streams."""
 
-    serial: int
-    devices: Devices
-    streams: HostReads
+    @property
+    def serial(self) -> int: ...
+    @property
+    def devices(self) -> Devices: ...
+    @property
+    def streams(self) -> HostReads: ...
 
 
 class ProcessRunner(Protocol):
     """What a torch-free reader (a pytest plugin, a report) reads of the process's runner (runner.Runner)."""
 
-    gpus: int
+    @property
+    def gpus(self) -> int: ...
 
     def new_refusals(self) -> list[str]: ...
 

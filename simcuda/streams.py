@@ -202,13 +202,13 @@ class StreamTable:
             yield None
             return
         previous_device, previous = self.devices.current, self.current(stream.device_index)
-        self.devices.current = self.devices.index(stream.device_index)
+        self.devices.set_current(stream.device_index)
         self.set_current(stream)
         try:
             yield stream
         finally:
             self.set_current(previous)
-            self.devices.current = previous_device
+            self.devices.set_current(previous_device)
 
     def synchronize(self, device: Any = None) -> None:
         """torch.cuda.synchronize(device): the host waits for every stream (of every device: the

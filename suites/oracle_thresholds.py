@@ -18,5 +18,11 @@ def recorded_values(document: dict) -> dict[str, float]:
     return calibrated | uncalibrated
 
 
+def record(path: Path = RECORD) -> dict:
+    """The record's document: one table per calibration (its constants, its worst correct result)
+    and the uncalibrated values with their reasons."""
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
 def recorded_thresholds(path: Path = RECORD) -> dict[str, float]:
-    return recorded_values(tomllib.loads(path.read_text(encoding="utf-8")))
+    return recorded_values(record(path))

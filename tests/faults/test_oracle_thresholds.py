@@ -15,7 +15,6 @@ import ast
 import contextlib
 import importlib
 import re
-import tomllib
 from collections.abc import Callable
 
 import pytest
@@ -30,7 +29,7 @@ from suites.kornia_2867_random_jpeg import test_random_jpeg_device as random_jpe
 from suites.kornia_3028_gaussian_illumination import test_gaussian_illumination_device as illumination
 from suites.kornia_4415_shear_range import test_shear_range_device as shear
 from suites.kornia_sweeps import test_device_sweep as sweep
-from suites.oracle_thresholds import recorded_thresholds
+from suites.oracle_thresholds import record, recorded_thresholds
 from suites.sam2_460_cudagraph import oracles as sam2
 from suites.sam2_460_cudagraph import test_cudagraph_control as graph_control
 from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, encoder_and_eager_twin, frames
@@ -39,7 +38,7 @@ from tests.conftest import REPO
 from tests.faults.test_fault_kornia_oracles import WrongAfterFirstCall
 
 PAST = 1.5  # the bound: a fault no further past the threshold than twice it
-DOCUMENT = tomllib.loads((REPO / "suites" / "oracle_thresholds.toml").read_text(encoding="utf-8"))
+DOCUMENT = record()
 UNCALIBRATED: dict[str, dict] = DOCUMENT.pop("uncalibrated")
 RECORD: dict[str, dict] = DOCUMENT
 THRESHOLD_NAME = re.compile(r"ATOL|RTOL|TOLERANCE|THRESHOLD|_DIFF$")

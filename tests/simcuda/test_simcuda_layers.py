@@ -103,12 +103,20 @@ HARNESS = ("conftest.py", "harness_command_line.py", "fixtures", "reports", "sui
 
 
 def private_simcuda_imports(source: str) -> list[str]:
-    """The imports in `source` that reach past simcuda's public names (its `__all__`): a module
-    of the package, or a name the package does not export."""
-    public = set(simcuda.__all__)
+    """The imports and attribute reads in `source` that reach past simcuda's public names (its
+    `__all__`, and its version): a module of the package, or a name the package does not export."""
+    public = {*simcuda.__all__, "__version__"}
+    tree = ast.parse(source)
+    # `simcuda.NAME` is the package's only where the source imports the package by that name.
+    imports_the_package = any(
+        isinstance(node, ast.Import) and any(alias.name == "simcuda" and alias.asname is None for alias in node.names) for node in ast.walk(tree)
+    )
     found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
+    for node in ast.walk(tree):
+        read_of_the_package = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "simcuda"
+        if imports_the_package and read_of_the_package and node.attr not in public:
+            found.append(f"simcuda.{node.attr}")
+        elif isinstance(node, ast.Import):
             found += [f"import {alias.name}" for alias in node.names if alias.name.startswith("simcuda.")]
         elif isinstance(node, ast.ImportFrom) and node.module is not None and node.module.split(".")[0] == "simcuda":
             private = [alias.name for alias in node.names if node.module != "simcuda" or alias.name not in public]
@@ -128,7 +136,13 @@ def test_the_harness_imports_only_simcudas_public_names() -> None:
 
 @pytest.mark.parametrize(
     "planted",
-    ["from simcuda.streams import StreamTable", "import simcuda.runner", "from simcuda import _LAZY", "from simcuda.tensor import wrap as w"],
+    [
+        "from simcuda.streams import StreamTable",
+        "import simcuda.runner",
+        "from simcuda import _LAZY",
+        "from simcuda.tensor import wrap as w",
+        "import simcuda\n    simcuda.runner.start_from_environment()",
+    ],
 )
 def test_an_import_past_the_public_names_is_found(planted: str) -> None:
     assert private_simcuda_imports(f"import os\n\ndef later():\n    {planted}\n") != []

@@ -169,10 +169,12 @@ def test_the_device_count_a_runner_answers_is_read_at_each_question() -> None:
         devices.index(1)
 
 
-def test_set_device_takes_cuda_devices_only() -> None:
-    devices = Devices(2)
-    rules.set_device("cuda:1", devices)
-    assert devices.current == 1
-    with pytest.raises(ValueError, match="Expected a cuda device"):
-        rules.set_device("cpu", devices)
-    assert devices.current == 1
+def test_set_device_takes_cuda_devices_on_the_simulation_only() -> None:
+    with simulated_cuda(device_count=2) as sim:
+        sim.set_device("cuda:1")
+        assert sim.devices.current == 1
+        with pytest.raises(ValueError, match="Expected a cuda device"):
+            sim.set_device("cpu")
+        with pytest.raises(RuntimeError, match="invalid device ordinal"):
+            sim.devices.set_current(2)
+        assert sim.current == 1
