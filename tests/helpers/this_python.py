@@ -6,6 +6,7 @@ names first (one without torch, or none at all)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -18,6 +19,12 @@ from tests.conftest import REPO
 def this_pythons_folders() -> list[str]:
     """Where this interpreter is and where its installs put their commands (one folder in a venv)."""
     return list(dict.fromkeys([str(Path(sys.executable).parent), sysconfig.get_path("scripts")]))
+
+
+def tool_of_this_python(name: str) -> str | None:
+    """A command this environment's install put beside its interpreter (zizmor, lint-imports), or
+    None: never one of the same name from another environment on PATH."""
+    return shutil.which(name, path=os.pathsep.join(this_pythons_folders()))
 
 
 def environment_of_this_python(environ: Mapping[str, str]) -> dict[str, str]:

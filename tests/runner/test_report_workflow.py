@@ -12,7 +12,6 @@ import importlib.metadata
 import json
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ from packaging.version import Version
 from reports.run.results import results_document
 from tests.conftest import REPO
 from tests.helpers import warm_python
+from tests.helpers.this_python import tool_of_this_python
 from tests.reporting.test_report_compare import ENVIRONMENT
 
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -238,13 +238,14 @@ def test_the_cpu_workflow_runs_the_same_release_matrix_on_hosted_runners_for_eve
     assert regression["env"]["UV_TORCH_BACKEND"] == "cpu" and "UV_*" in (REPO / "tox.ini").read_text()
 
 
-needs_zizmor = pytest.mark.skipif(shutil.which("zizmor") is None, reason="zizmor not installed: python -m pip install -e . (it is a dependency)")
+ZIZMOR = tool_of_this_python("zizmor")
+needs_zizmor = pytest.mark.skipif(ZIZMOR is None, reason="zizmor not installed: python -m pip install -e . (it is a dependency)")
 
 
 def zizmor(path: Path) -> subprocess.CompletedProcess:
     """zizmor's default persona, offline (no GitHub API): unpinned actions, credentials persisted
     into artifacts, template injection, dangerous triggers and the rest of its audits."""
-    return subprocess.run(["zizmor", "--offline", "--no-progress", str(path)], capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run([ZIZMOR, "--offline", "--no-progress", str(path)], capture_output=True, text=True, timeout=120, check=False)
 
 
 @needs_zizmor

@@ -19,7 +19,7 @@ import pytest
 from fixtures.known_bugs.registry import load_registry
 from reports.run.plugin_results import SELF_TEST_ENV
 from tests.conftest import REPO
-from tests.helpers.this_python import environment_of_this_python, run_as_written, this_pythons_folders
+from tests.helpers.this_python import environment_of_this_python, run_as_written, this_pythons_folders, tool_of_this_python
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 LISTED = tomllib.loads((Path(__file__).with_name("doc_commands.toml")).read_text(encoding="utf-8"))["command"]
@@ -97,6 +97,13 @@ def test_a_command_as_written_runs_this_python_whatever_path_says() -> None:
     prefix, pytest_command = done.stdout.split()
     assert prefix == sys.prefix
     assert str(Path(pytest_command).parent) in this_pythons_folders()
+
+
+def test_a_tool_is_the_one_beside_this_python_whatever_path_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    found = tool_of_this_python("pytest")
+    assert found is not None and str(Path(found).parent) in this_pythons_folders()
+    assert tool_of_this_python("no-such-tool-anywhere") is None
 
 
 def test_this_pythons_folders_lead_path_once_and_its_venv_is_named() -> None:
