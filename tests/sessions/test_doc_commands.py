@@ -21,7 +21,9 @@ from reports.run.plugin_results import SELF_TEST_ENV
 from tests.conftest import REPO
 from tests.helpers.this_python import environment_of_this_python, run_as_written, this_pythons_folders, tool_of_this_python
 
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+# The front doors and the docs: the folders' READMEs that give commands to run (simcuda's is also its
+# distribution's long description).
+PAGES = [REPO / "README.md", REPO / "simcuda" / "README.md", REPO / "bench" / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 LISTED = tomllib.loads((Path(__file__).with_name("doc_commands.toml")).read_text(encoding="utf-8"))["command"]
 BY_TEXT = {entry["text"]: entry for entry in LISTED}
 HOWS = {"here", "ci", "test", "not-run"}
