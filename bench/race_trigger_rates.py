@@ -18,7 +18,6 @@ source. Real GPUs only: on a machine without one, or on the simulated runner, it
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import random
 import subprocess
@@ -34,8 +33,8 @@ from fixtures.races.choice import gpu_choice
 from fixtures.races.odds import rate_at_least, rate_at_most
 from fixtures.races.record import DEFAULT_RECORD, Trial, load_record, pooled, record_text, tallies, trials_from_results
 from reports import REPOSITORY
-from reports.acceptance.gpus import NoRealGpu, real_gpu_names
-from reports.acceptance.steps import OBSERVED_ROOT, observed_folder
+from reports.acceptance.gpus import gpu_check_folder
+from reports.acceptance.steps import OBSERVED_ROOT
 
 RACE_BUGS = tuple(bug.id for bug in load_registry().values() if bug.kind == "race")
 DEFAULT_ROUNDS = 4
@@ -98,12 +97,9 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     options = arguments(argv)
-    try:
-        gpus = real_gpu_names(sys.executable)
-    except NoRealGpu as refusal:
-        print(f"race_trigger_rates: refused: {refusal}; trigger rates come from a real GPU", file=sys.stderr)
+    if (found := gpu_check_folder("race_trigger_rates", "trigger rates come from a real GPU", options.out, "trigger-rates")) is None:
         return 2
-    out = (options.out or observed_folder(datetime.date.today().isoformat(), gpus) / "trigger-rates").resolve()
+    _, out = found
     bugs = options.bug or list(RACE_BUGS)
     trials: list[Trial] = []
     first = options.first_seed if options.first_seed is not None else fresh_seed()

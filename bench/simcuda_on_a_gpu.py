@@ -16,7 +16,6 @@ ones"), else 0; 2 on a machine without a real GPU (the simulated runner included
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import subprocess
 import sys
@@ -25,8 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness runs from its checkout
 
 from reports import REPOSITORY
-from reports.acceptance.gpus import NoRealGpu, real_gpu_names
-from reports.acceptance.steps import observed_folder
+from reports.acceptance.gpus import gpu_check_folder
 from reports.census.junit import FAILING, Outcomes, read_junit
 
 MET_A_REAL_TENSOR = "a real CUDA tensor meeting simulated ones"
@@ -80,12 +78,9 @@ def run_step(name: str, command: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     options = arguments(argv)
-    try:
-        gpus = real_gpu_names(sys.executable)
-    except NoRealGpu as refusal:
-        print(f"simcuda_on_a_gpu: refused: {refusal}; on a CPU machine `pytest tests/simcuda` checks simcuda", file=sys.stderr)
+    if (found := gpu_check_folder("simcuda_on_a_gpu", "on a CPU machine `pytest tests/simcuda` checks simcuda", options.out, "simcuda")) is None:
         return 2
-    out = (options.out or observed_folder(datetime.date.today().isoformat(), gpus) / "simcuda").resolve()
+    gpus, out = found
     out.mkdir(parents=True, exist_ok=True)
     summary: dict = {"gpus": gpus, "steps": {}}
     status = run_step("self-tests", self_tests_command(sys.executable, out / "self-tests.xml"))

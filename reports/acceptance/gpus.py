@@ -8,9 +8,14 @@ CUDA_VISIBLE_DEVICES as the steps do.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import subprocess
+import sys
+from pathlib import Path
+
+from reports.acceptance.steps import observed_folder
 
 # On the simulated runner (SIMCUDA_RUNNER_GPUS) the child starts it first, as its pytest steps do.
 ASK = (
@@ -49,3 +54,15 @@ def real_gpu_names(python: str) -> list[str]:
     if not gpus:
         raise NoRealGpu("no GPU is visible")
     return gpus
+
+
+def gpu_check_folder(tool: str, hint: str, out: Path | None, kind: str) -> tuple[list[str], Path] | None:
+    """For a tool that checks a real GPU: the real GPUs (real_gpu_names, asked of this Python) and
+    where the check of `kind` writes its files (`out`, else reports/observed/<today>-<gpu model>/<kind>);
+    None where there is no real GPU, said in one line on stderr ("TOOL: refused: WHY; HINT")."""
+    try:
+        gpus = real_gpu_names(sys.executable)
+    except NoRealGpu as refusal:
+        print(f"{tool}: refused: {refusal}; {hint}", file=sys.stderr)
+        return None
+    return gpus, (out or observed_folder(datetime.date.today().isoformat(), gpus) / kind).resolve()
