@@ -1,17 +1,24 @@
 """The reference pages that state what the code or the tree holds, held to it: the verdict table of
 docs/reference/verdicts.md (its one place) against the verdicts the code defines,
-docs/reference/layout.md against the repository's folders, and docs/reference/speed.md's figures
-stated there alone (other pages link to it). The options page is test_options_page.py's."""
+docs/reference/layout.md against the repository's folders, docs/reference/speed.md's figures
+stated there alone (other pages link to it), and the default race budgets as fixtures/races/choice.py
+gives them, on the two pages that state them. The options page's rows are test_options_page.py's."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 
+from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.verdicts import VERDICTS
+from fixtures.known_bugs.versions import has_the_bug
+from fixtures.races.choice import CPU_BUDGET, MISS_TARGET, SIZED_SECONDS, UNRECORDED_RATE, UNRECORDED_SECONDS, gpu_choice
+from fixtures.races.odds import attempts_for
+from fixtures.races.record import load_record, tallies
 from tests.conftest import REPO
 
 VERDICTS_PAGE = REPO / "docs" / "reference" / "verdicts.md"
@@ -100,6 +107,17 @@ def test_the_layout_page_names_the_folders_the_tree_has(checkout_files: list[str
     assert not gaps, f"{LAYOUT_PAGE.relative_to(REPO)} and the tree disagree:\n" + "\n".join(gaps)
 
 
+def user_pages() -> list[Path]:
+    """The pages a user reads: README, CONTRIBUTING, docs/, and every folder's README but two
+    records: reports/observed/ (the runs, each with the figures it had then) and bench/README.md
+    (the benchmarks' own results, whose figures can equal speed.md's by chance)."""
+    readmes = [
+        page for page in REPO.glob("*/**/README.md")
+        if page != REPO / "bench" / "README.md" and not {".venv", "observed", "node_modules"} & set(page.relative_to(REPO).parts)
+    ]
+    return [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").rglob("*.md")), *sorted(readmes)]
+
+
 def measured_figures(page: str) -> set[str]:
     """The figures of a page's tables with two digits or more and a unit: "38.0 s", "5.7 GB", "181 s" (not "5 s",
     too common to mean one fact)."""
@@ -116,12 +134,70 @@ def test_speeds_figures_are_stated_on_speed_md_alone() -> None:
     when the page is measured again (CHANGELOG.md keeps the replaced ones, as history)."""
     figures = measured_figures(SPEED_PAGE.read_text(encoding="utf-8"))
     assert len(figures) >= 20, f"speed.md's table was not read: {sorted(figures)}"
-    pages = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "tests" / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
     copies = [
         f"{page.relative_to(REPO)}: {figure}"
-        for page in pages
+        for page in user_pages()
         if page != SPEED_PAGE
         for figure in sorted(figures)
         if re.search(rf"(?<![\w.]){re.escape(figure)}\b", page.read_text(encoding="utf-8"))
     ]
     assert not copies, "figures of docs/reference/speed.md repeated elsewhere (link to it instead):\n" + "\n".join(copies)
+
+
+RACE_PAGE = REPO / "docs" / "explanation" / "race-verdicts.md"
+OPTIONS_PAGE = REPO / "docs" / "reference" / "options.md"
+# The race page's worked example: the budget 9606's test gets on an H200 from the record.
+EXAMPLE = (
+    "torchvision-9606",
+    "suites/torchvision_9606_decode_freed_memory/test_decode_after_free.py::test_decode_after_caller_freed_memory",
+    "NVIDIA H200",
+)
+
+
+def race_budget_statements() -> dict[str, list[str]]:
+    """The default budgets as the two pages write them, from choice.py and the record: the race page's
+    table row by row (its first cell), the options page's --race-budget row."""
+    bug, case, gpu = EXAMPLE
+    by_gpu = tallies(load_record(), bug, case, has_the_bug(load_registry()[bug]))
+    example = gpu_choice(gpu, by_gpu.get(gpu), by_gpu.values()).budget.max_iterations
+    miss, sized = f"{MISS_TARGET:.0%} or less", f"at most {SIZED_SECONDS:g} s"
+    unrecorded = attempts_for(UNRECORDED_RATE, MISS_TARGET)
+    return {
+        "CPU (`cpu`)": [f"| `{CPU_BUDGET}` |"],
+        "a GPU whose model the record saw the bug on": [miss, sized, f"(9606 on an H200: {example} attempts)"],
+        "a case no GPU has shown": [f"| {unrecorded} attempts, {UNRECORDED_SECONDS:g} s or less |", f"with {1 - MISS_TARGET:.0%} chance"],
+        "`--race-budget N[,Ss]`": [f"`{CPU_BUDGET}` on `cpu`", f"({sized} a test)", miss, f"or {unrecorded} attempts ({UNRECORDED_SECONDS:g} s)"],
+    }
+
+
+def table_row(page: str, first_cell: str) -> str:
+    found = re.search(rf"^\| {re.escape(first_cell)} \|.*$", page, re.M)
+    return found.group(0) if found else ""
+
+
+def test_the_default_race_budgets_are_the_ones_the_code_gives() -> None:
+    """docs/explanation/race-verdicts.md's budget table and the options page state what
+    fixtures/races/choice.py gives (and the example what the race record gives): a changed
+    constant or a new record row that moves the example fails here until the pages say it."""
+    pages = RACE_PAGE.read_text(encoding="utf-8") + "\n" + OPTIONS_PAGE.read_text(encoding="utf-8")
+    wrong = [
+        f"{first_cell}: {statement!r} not in {table_row(pages, first_cell) or 'no such row'!r}"
+        for first_cell, statements in race_budget_statements().items()
+        for statement in statements
+        if statement not in table_row(pages, first_cell)
+    ]
+    assert not wrong, "the default race budgets as the pages state them and as the code gives them differ:\n" + "\n".join(wrong)
+
+
+def test_the_default_race_budgets_are_stated_on_those_two_pages_alone() -> None:
+    """The other pages link to the race page for the figures: a copy goes stale when a constant or the record moves.
+    reports/observed/ is the record of runs, each with the budget it had then."""
+    figures = [f"`{CPU_BUDGET}`", f"{attempts_for(UNRECORDED_RATE, MISS_TARGET)} attempts"]
+    copies = [
+        f"{page.relative_to(REPO)}: {figure}"
+        for page in user_pages()
+        if page not in (RACE_PAGE, OPTIONS_PAGE)
+        for figure in figures
+        if figure in page.read_text(encoding="utf-8")
+    ]
+    assert not copies, "default race budgets repeated (link to docs/explanation/race-verdicts.md instead):\n" + "\n".join(copies)
