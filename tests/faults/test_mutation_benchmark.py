@@ -1,11 +1,16 @@
 """The Cosmic Ray mutation benchmark (bench/README.md): its configs mutate exactly mutmut's
 `only_mutate` files and name tests that exist; its operators make the mutations they promise; its
-score script counts what it should."""
+score script counts what it should; every equivalent mutant either tool's list sets aside is still
+one of the code as it is (a reason written for a line that has changed no longer holds)."""
 
 from __future__ import annotations
 
+import ast
+import difflib
+import io
 import shlex
 import socket
+import tokenize
 import tomllib
 from pathlib import Path
 
@@ -78,6 +83,71 @@ def test_equivalents_are_keyed_by_files_the_sessions_mutate():
     equivalents = tomllib.loads((ROOT / "bench" / "cosmic-ray" / "equivalents.toml").read_text(encoding="utf-8"))
     assert set(equivalents) <= set(SESSIONS["tests"])
     assert all(reason.strip() for table in equivalents.values() for reason in table.values())
+
+
+def tokens(line: str) -> list[str]:
+    """A line of Python as its tokens, comments and layout left out."""
+    skipped = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    try:
+        return [token.string for token in tokenize.generate_tokens(io.StringIO(line.strip()).readline) if token.type not in skipped]
+    except (tokenize.TokenError, SyntaxError):  # a line that opens a bracket it closes on the next
+        return line.split()
+
+
+def one_change_from(mutated: str, source: str) -> bool:
+    """Whether some line of `source` becomes `mutated` by one change in one place that leaves
+    most of the line as it was: what a Cosmic Ray operator does to a line (a number scaled, an
+    operand or an operator replaced)."""
+    wanted = tokens(mutated)
+    for line in source.splitlines():
+        original = tokens(line)
+        if not original or original == wanted:
+            continue
+        opcodes = difflib.SequenceMatcher(None, original, wanted, autojunk=False).get_opcodes()
+        kept = sum(end - start for code, start, end, *_ in opcodes if code == "equal")
+        if len(opcodes) - sum(code == "equal" for code, *_ in opcodes) == 1 and kept >= max(3, len(original) // 2):
+            return True
+    return False
+
+
+@pytest.mark.parametrize(
+    ("mutated", "matches"),
+    [
+        ('names = [o.nodeid.rsplit("::", 10)[-1] for o in tests]', True),  # a number scaled
+        ("if self.path_state in self.path_state:", True),  # an operand replaced by a longer one
+        ('names = [o.nodeid.rsplit("::", 10)[0] for o in tests]', False),  # two changes
+        ("def g(tests, seen):", False),  # one change, but most of the line new
+        ("if state in OLD_STATES:", False),  # the line as it was before a refactor renamed both
+    ],
+)
+def test_a_mutated_line_is_matched_to_the_line_it_came_from(mutated: str, matches: bool) -> None:
+    source = 'def f(tests):\n    names = [o.nodeid.rsplit("::", 1)[-1] for o in tests]\n    if self.path_state in NEW_STATES:\n'
+    assert one_change_from(mutated, source) is matches
+
+
+def test_each_cosmic_ray_equivalent_is_one_change_from_a_line_of_its_file():
+    """An entry whose line was rewritten (or moved to another file) sets aside nothing and keeps a
+    reason about code that is gone: it is removed, or judged again on the new line."""
+    equivalents = tomllib.loads((ROOT / "bench" / "cosmic-ray" / "equivalents.toml").read_text(encoding="utf-8"))
+    stale = [
+        f"{module}: {key}"
+        for module, table in equivalents.items()
+        for key in table
+        if not one_change_from(key.split(": ", 1)[1], (ROOT / module).read_text(encoding="utf-8"))
+    ]
+    assert not stale, "equivalent mutants of lines the files no longer hold:\n" + "\n".join(stale)
+
+
+def test_each_mutmut_equivalent_names_a_function_its_module_still_defines():
+    """mutmut names a mutant after its function (`x_<function>__mutmut_<n>`): a function renamed or
+    moved leaves its entries setting aside nothing."""
+    equivalents = tomllib.loads((ROOT / "bench" / "mutation_equivalents.toml").read_text(encoding="utf-8"))
+    missing = []
+    for module, table in equivalents.items():
+        tree = ast.parse((ROOT / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+        defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+        missing += [f"{module}: {name}" for name in table if name.removeprefix("x_").rpartition("__mutmut_")[0] not in defined]
+    assert not missing, "mutmut equivalents of functions the modules no longer define:\n" + "\n".join(missing)
 
 
 @pytest.fixture(scope="module")
