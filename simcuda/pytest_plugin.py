@@ -267,8 +267,11 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
 
 
 def _note_refusals(item: pytest.Item, run: SimulatedRun | ProcessRunner, when: str, error: BaseException | None) -> None:
-    """The phase's first refused feature into the item's stash (the run's refusals read)."""
-    if error is not None and reached_real_cuda(error):
+    """The phase's first refused feature into the item's stash (the run's refusals read). The real
+    CUDA reached from C++ is one: without a GPU it is the driver's error; with one, the real CUDA
+    started or allocated since the phase before (read every phase, so one reach is one refusal)."""
+    moved = run.real_cuda_moved()
+    if moved or error is not None and reached_real_cuda(error):
         log_refusal(REAL_CUDA_REACHED)  # the run's context is still open: its log takes it
     refused = run.new_refusals()
     if refused and when != "teardown":

@@ -52,6 +52,10 @@ class Runner(RunnerGpus):
         self._refusals_read += len(refusals)
         return refusals
 
+    def real_cuda_moved(self) -> bool:
+        """Whether the real CUDA started or allocated since the last call (real_cuda.py)."""
+        return self.simulation is not None and self.simulation.real_cuda.moved()
+
 
 def start_from_environment(environ: Mapping[str, str] = os.environ) -> Runner | None:
     """Start the runner SIMCUDA_RUNNER_GPUS asks for (once per process); None when it asks none.

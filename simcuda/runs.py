@@ -76,6 +76,10 @@ class SimulatedRun:
         self._refusals_read = len(self.simulation.refusals)
         return refusals
 
+    def real_cuda_moved(self) -> bool:
+        """Whether the real CUDA started or allocated since the last call (real_cuda.py)."""
+        return self.simulation.real_cuda.moved()
+
     def foreign_allocations(self) -> list[Allocation]:
         """Tensors made on, or copied to, a device other than the run's and the CPU, except by the
         test's own lines and on devices its code names (a test that names cuda:0 asked for it)."""

@@ -15,6 +15,7 @@ from simcuda.allocations import Allocation, Noted, as_allocation, foreign, note,
 from simcuda.generators import CPU_STREAM, DeviceGenerators, SharedWithCpu
 from simcuda.gpus import RunnerGpus
 from simcuda.graphs import GraphTrees
+from simcuda.real_cuda import RealCudaWatch
 from simcuda.state import OPEN_SIMULATIONS, Devices
 from simcuda.streams import StreamTable
 
@@ -52,6 +53,7 @@ class Simulation:
         self._allocations: list[Allocation] = []  # the part of it read so far, as Allocations
         self._unlogged: frozenset[str] = frozenset()  # devices the log leaves out (log_only_outside)
         self.refusals: list[str] = []
+        self.real_cuda = RealCudaWatch()  # the real CUDA as it was when the simulation opened
         self.generators: DeviceGenerators | SharedWithCpu = (
             runner.generators if runner is not None else SharedWithCpu() if shared_generator else DeviceGenerators(CPU_STREAM)
         )

@@ -73,6 +73,8 @@ class ProcessRunner(Protocol):
 
     def new_refusals(self) -> list[str]: ...
 
+    def real_cuda_moved(self) -> bool: ...
+
 
 # The simulations open now, innermost last (context.py opens and closes them).
 OPEN_SIMULATIONS: list[OpenSimulation] = []

@@ -1,13 +1,16 @@
 """simcuda's layers (docs/reference/simcuda-modules.md): `lint-imports` keeps the contract in
 pyproject.toml on this checkout, and breaks it on a copy with an import planted upward, sideways
-or inside a function; every import a simcuda module makes inside a function says why."""
+or inside a function; every import a simcuda module makes inside a function says why; the module
+map has a row for every module, in the layer the contract puts it."""
 
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -154,3 +157,28 @@ def test_no_public_name_is_also_a_module_of_the_package() -> None:
     of the same name would read as the module once anything imported it (as `runner_gpus` did)."""
     modules = {path.stem for path in SIMCUDA.glob("*.py")}
     assert not modules & set(simcuda.__all__), "public names that a module of simcuda would shadow"
+
+
+MODULE_MAP = REPO / "docs" / "reference" / "simcuda-modules.md"
+
+
+def contract_layers() -> dict[str, int]:
+    """Each module the contract names -> its layer, counted from the bottom (0)."""
+    layers = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"][0]["layers"]
+    return {module.strip(): height for height, layer in enumerate(reversed(layers)) for module in layer.split("|")}
+
+
+def test_the_module_map_has_a_row_for_every_module_in_its_contract_layer() -> None:
+    """A row is `| L<n> ... | `module.py` | ...`; a module the map puts lower than another the
+    contract puts lower too (the map may join two contract layers under one number: L0)."""
+    page = MODULE_MAP.read_text(encoding="utf-8")
+    rows = {module: int(level) for level, module in re.findall(r"^\| L(\d+)[^|]*\| `(\w+)\.py` \|", page, re.M)}
+    modules = {path.stem for path in SIMCUDA.glob("*.py") if path.stem != "__init__"}
+    assert set(rows) == modules, f"{MODULE_MAP.name}: rows for {sorted(set(rows) - modules)} (no such module), none for {sorted(modules - set(rows))}"
+    layers = contract_layers()
+    assert set(layers) == modules, f"the contract names {sorted(set(layers) ^ modules)} otherwise than the package holds"
+    contradicting = [
+        f"{low} L{rows[low]} below {high} L{rows[high]}, the contract the other way"
+        for low in modules for high in modules if rows[low] < rows[high] and layers[low] >= layers[high]
+    ]
+    assert not contradicting, "\n".join(contradicting)

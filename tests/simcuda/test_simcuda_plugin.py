@@ -530,8 +530,9 @@ def test_a_session_that_froze_torchs_global_flags_runs(pytester: pytest.Pytester
 
 # torchvision's scripted kernels move a tensor with `.to(img.device)` inside TorchScript's
 # interpreter, which initializes the real CUDA itself before the op reaches the simulation: on a
-# machine without a GPU that is the driver's error, a refusal (a skip naming it), never a failure.
-# A scripted function with a bug of its own still fails.
+# machine without a GPU that is the driver's error, a refusal (a skip naming it), never a failure;
+# on one with a GPU the real CUDA starts, which the plugin's watch of it refuses the same way
+# (test_simcuda_real_cuda.py fakes that machine). A scripted function with a bug of its own still fails.
 SCRIPTED = '''
 import torch
 
