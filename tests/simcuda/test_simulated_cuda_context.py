@@ -350,6 +350,20 @@ def test_a_leaked_tensor_refuses_ops_outside_the_context() -> None:
         x + 1
 
 
+def test_a_tensor_a_closed_simulation_left_is_the_same_devices_in_the_next_and_an_open_ones_is_refused() -> None:
+    """A library's per-device cache filled in one simcuda:N test meets the next test's tensors, as
+    a GPU's memory outlives a test; a tensor of a simulation still open around this one (the
+    runner's, a real device beside the simulated one) is refused."""
+    with simulated_cuda():
+        left_behind = torch.ones(2, device="cuda:1")
+    with simulated_cuda():
+        assert torch.equal((torch.ones(2, device="cuda:1") + left_behind).cpu(), torch.full((2,), 2.0))
+    with simulated_cuda():
+        around = torch.ones(2, device="cuda:1")
+        with simulated_cuda(), pytest.raises(SimulationUnsupported, match="a real CUDA tensor meeting simulated ones"):
+            torch.ones(2, device="cuda:1") + around
+
+
 def test_meta_stays_meta_inside_the_context() -> None:
     """`device="meta"` is kept as asked (only a CUDA device is stood in for by the CPU data): a
     module moved to meta inside the simulation (kornia-2791's state oracle on the runner) is on
