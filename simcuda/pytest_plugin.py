@@ -229,6 +229,8 @@ def _wanted(item: pytest.Item) -> tuple[str, str] | None:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)  # before every fixture and every other plugin's setup
 def pytest_runtest_setup(item: pytest.Item):
+    if (runner := running()) is not None:
+        runner.real_cuda_moved()  # the test's watch starts here: another test's teardown is not this test's
     wanted = _wanted(item)
     # A skip marker, or a skipif that holds, makes pytest skip before any fixture: nothing would
     # run simulated (the summary counted such tests as simulated ones), and opening the simulation
@@ -268,11 +270,13 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
 
 def _note_refusals(item: pytest.Item, run: SimulatedRun | ProcessRunner, when: str, error: BaseException | None) -> None:
     """The phase's first refused feature into the item's stash (the run's refusals read). The real
-    CUDA reached from C++ is one: without a GPU it is the driver's error; with one, the real CUDA
-    started or allocated since the phase before (read every phase, so one reach is one refusal)."""
+    CUDA reached from C++ in setup or call is one: without a GPU it is the driver's error; with one,
+    the real CUDA started or allocated since the phase before (since the test's simulation opened,
+    or, for the runner's, since the test's setup began). A teardown refuses nothing: a test's own
+    simulation has closed, and the runner's log would hand it to the runner's next test."""
     moved = run.real_cuda_moved()
-    if moved or error is not None and reached_real_cuda(error):
-        log_refusal(REAL_CUDA_REACHED)  # the run's context is still open: its log takes it
+    if when != "teardown" and (moved or error is not None and reached_real_cuda(error)):
+        log_refusal(REAL_CUDA_REACHED)  # the run's context is open until teardown: its log takes it
     refused = run.new_refusals()
     if refused and when != "teardown":
         item.stash.setdefault(_PHASE_REFUSAL, {}).setdefault(when, refused[0])

@@ -6,8 +6,9 @@ starts CUDA itself (`to_dispatch`, torch/csrc/jit/runtime/register_prim_ops.cpp)
 without a GPU answers with the driver's error.
 
 What it cannot see: a start of the real CUDA once it has started in the process (an earlier real-GPU
-test), and, on a torch without `torch._C._accelerator_isAllocatorInitialized`, a start from C++ at
-all (`torch.cuda`'s own flag records only its Python start); allocations are seen either way."""
+test), and anything under an allocator that keeps no statistics (a pluggable one: then it reads
+"not started" throughout). What it cannot tell apart: an allocation by another thread of the process
+(one an earlier real-GPU test left running) from one by the simulated test."""
 
 from __future__ import annotations
 
@@ -15,24 +16,32 @@ from collections.abc import Callable
 
 import torch
 
-RealCuda = tuple[int, ...] | None  # None: not started; else the allocations each real device made
+RealCuda = tuple[tuple[int, int], ...] | None  # None: not started; else per real device, its allocations and their bytes so far
 
 # Taken at import, before any simulation stands in for torch._C's allocator entries
-# (stand_ins.allocator_api): the real answers, never the simulation's.
-_ALLOCATOR_STARTED = getattr(torch._C, "_accelerator_isAllocatorInitialized", None)
-_MEMORY_STATS = getattr(torch._C, "_cuda_memoryStats", None)  # CUDA builds only
+# (stand_ins.allocator_api): the real answers, never the simulation's. CUDA builds only.
+_MEMORY_STATS = getattr(torch._C, "_cuda_memoryStats", None)
 _DEVICE_COUNT = getattr(torch._C, "_cuda_getDeviceCount", None)
+
+
+def _allocated(stats: dict) -> tuple[int, int]:
+    """The two counters that only grow: allocations made and their bytes (frees, a garbage
+    collection of an earlier test's real tensors among them, change neither)."""
+    return stats.get("allocation", {}).get("all", {}).get("allocated", 0), stats.get("allocated_bytes", {}).get("all", {}).get("allocated", 0)
 
 
 def real_cuda_state() -> RealCuda:
     """None while the real CUDA has not started (a build without CUDA never does); once it has,
-    the allocations each real device's caching allocator has made so far."""
+    each real device's allocations and their bytes so far."""
     if _MEMORY_STATS is None or _DEVICE_COUNT is None:
         return None
-    started = _ALLOCATOR_STARTED() if _ALLOCATOR_STARTED is not None else torch.cuda._initialized
-    if not started:
+    try:
+        # Until CUDA starts the allocator holds no device and refuses ("Invalid device argument"),
+        # starting nothing; asked for the count first, the CUDA runtime would start its driver.
+        first = _allocated(_MEMORY_STATS(0))
+    except RuntimeError:
         return None
-    return tuple(_MEMORY_STATS(index)["allocation"]["all"]["allocated"] for index in range(_DEVICE_COUNT()))
+    return (first, *(_allocated(_MEMORY_STATS(index)) for index in range(1, _DEVICE_COUNT())))
 
 
 class RealCudaWatch:

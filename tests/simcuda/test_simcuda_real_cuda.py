@@ -15,40 +15,46 @@ from simcuda.real_cuda import RealCudaWatch, real_cuda_state
 
 
 def stats(allocated: int) -> dict:
-    """torch._C._cuda_memoryStats's nested layout, the one count read."""
-    return {"allocation": {"all": {"allocated": allocated, "current": 0, "freed": allocated, "peak": 1}}}
+    """torch._C._cuda_memoryStats's nested layout: the counters read, and one that is not."""
+    return {
+        "allocation": {"all": {"allocated": allocated, "current": 0, "freed": allocated, "peak": 1}},
+        "allocated_bytes": {"all": {"allocated": 512 * allocated, "current": 0, "freed": 512 * allocated, "peak": 512}},
+    }
+
+
+def unstarted(index: int) -> dict:
+    raise RuntimeError(f"Invalid device argument {index}: did you call init?")  # the allocator holding no device yet
+
+
+def never_asked() -> int:
+    raise AssertionError("the device count was asked for before CUDA started: the CUDA runtime would start its driver")
 
 
 @pytest.mark.parametrize(
-    ("entries", "python_flag", "expected"),
+    ("memory_stats", "device_count", "expected"),
     [
-        ({"_MEMORY_STATS": None, "_DEVICE_COUNT": None}, False, None),  # a build without CUDA
-        ({"_ALLOCATOR_STARTED": lambda: False}, False, None),  # CUDA not started
-        ({"_ALLOCATOR_STARTED": lambda: True}, False, (4, 0)),  # started from C++: torch.cuda's flag never knew
-        ({"_ALLOCATOR_STARTED": None}, False, None),  # a torch without the C++ answer, started from C++: unseen
-        ({"_ALLOCATOR_STARTED": None}, True, (4, 0)),  # ... started through torch.cuda
+        (None, None, None),  # a build without CUDA
+        (unstarted, never_asked, None),  # CUDA not started
+        (lambda index: stats([4, 0][index]), lambda: 2, ((4, 2048), (0, 0))),  # started: each device's counters
+        (lambda index: {}, lambda: 1, ((0, 0),)),  # an allocator that keeps fewer statistics: nothing grows
     ],
-    ids=["no CUDA build", "not started", "started", "older torch, unseen", "older torch, python start"],
+    ids=["no CUDA build", "not started", "started", "no counters"],
 )
-def test_the_state_read(monkeypatch: pytest.MonkeyPatch, entries: dict, python_flag: bool, expected) -> None:
-    monkeypatch.setattr(real_cuda, "_MEMORY_STATS", lambda index: stats([4, 0][index]))
-    monkeypatch.setattr(real_cuda, "_DEVICE_COUNT", lambda: 2)
-    for name, value in entries.items():
-        monkeypatch.setattr(real_cuda, name, value)
-    monkeypatch.setattr(torch.cuda, "_initialized", python_flag)
+def test_the_state_read(monkeypatch: pytest.MonkeyPatch, memory_stats, device_count, expected) -> None:
+    monkeypatch.setattr(real_cuda, "_MEMORY_STATS", memory_stats)
+    monkeypatch.setattr(real_cuda, "_DEVICE_COUNT", device_count)
     assert real_cuda_state() == expected
 
 
 def test_a_watch_moves_once_for_each_start_or_allocation() -> None:
-    states = iter([None, None, (0,), (0,), (3,), (3,)])
+    states = iter([None, None, ((0, 0),), ((0, 0),), ((3, 1536),), ((3, 1536),)])
     watch = RealCudaWatch(lambda: next(states))
     assert [watch.moved() for _ in range(5)] == [False, True, False, True, False]
 
 
 def test_the_runner_watches_the_real_cuda_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     real = {"started": False}
-    monkeypatch.setattr(real_cuda, "_ALLOCATOR_STARTED", lambda: real["started"])
-    monkeypatch.setattr(real_cuda, "_MEMORY_STATS", lambda index: stats(0))
+    monkeypatch.setattr(real_cuda, "_MEMORY_STATS", lambda index: stats(0) if real["started"] else unstarted(index))
     monkeypatch.setattr(real_cuda, "_DEVICE_COUNT", lambda: 1)
     runner = Runner(1, {})
     assert not runner.real_cuda_moved()  # not running: nothing to watch
@@ -77,9 +83,16 @@ FAKED_GPU_CONFTEST = '''
 from simcuda import real_cuda
 
 REAL = {"started": False, "allocated": 0}
-real_cuda._ALLOCATOR_STARTED = lambda: REAL["started"]
+
+
+def memory_stats(index):
+    if not REAL["started"]:
+        raise RuntimeError(f"Invalid device argument {index}: did you call init?")
+    return {"allocation": {"all": {"allocated": REAL["allocated"]}}}
+
+
+real_cuda._MEMORY_STATS = memory_stats
 real_cuda._DEVICE_COUNT = lambda: 1
-real_cuda._MEMORY_STATS = lambda index: {"allocation": {"all": {"allocated": REAL["allocated"]}}}
 '''
 FAKED_GPU_TESTS = '''
 import torch
@@ -93,7 +106,7 @@ def test_a_scripted_move_starts_the_real_cuda():
 
 
 def test_a_binding_allocates_on_the_real_gpu():
-    REAL["allocated"] += 1
+    REAL["allocated"] += 1  # the real CUDA started in the test before
     assert torch.ones(2, device="cuda").is_cuda
 
 
@@ -118,3 +131,38 @@ def test_on_a_gpu_machine_the_real_cuda_reached_is_the_same_refusal(pytester: py
     ])
     report = json.loads((pytester.path / "simcuda-report.json").read_text())
     assert list(report["refused_by_feature"].values()) == [2], report["refused_by_feature"]
+
+
+# On the simulated runner, a simcuda:N test runs in a simulation of its own inside the runner's:
+# what its teardown does to the real CUDA must refuse neither it nor the runner's next test.
+TEARDOWN_TESTS = '''
+import pytest
+import torch
+
+from conftest import REAL
+
+
+@pytest.fixture
+def real_cuda_touched_at_teardown():
+    yield
+    REAL["started"] = True
+    REAL["allocated"] += 1
+
+
+@pytest.mark.simcuda(device="cuda:1")
+def test_its_own_simulation(real_cuda_touched_at_teardown):
+    assert torch.ones(2, device="cuda").device == torch.device("cuda:1")
+
+
+def test_the_runners_next():
+    assert torch.ones(2, device="cuda").is_cuda
+'''
+
+
+def test_a_teardown_that_reaches_the_real_cuda_refuses_no_test(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makeconftest(FAKED_GPU_CONFTEST)
+    pytester.makepyfile(test_teardown=TEARDOWN_TESTS)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    monkeypatch.setenv("SIMCUDA_RUNNER_GPUS", "2")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rsf")
+    result.assert_outcomes(passed=2)
