@@ -2,12 +2,12 @@
 docs/reference/verdicts.md (its one place) against the verdicts the code defines,
 docs/reference/layout.md against the repository's folders, docs/reference/speed.md's figures
 stated there alone (other pages link to it), and the default race budgets as fixtures/races/choice.py
-gives them, on the two pages that state them. The options page's rows are test_options_page.py's."""
+gives them, on the two pages that state them (the options page's --race-budget row among them; its
+other rows are test_options_page.py's)."""
 
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from fixtures.races.choice import CPU_BUDGET, MISS_TARGET, SIZED_SECONDS, UNRECO
 from fixtures.races.odds import attempts_for
 from fixtures.races.record import load_record, tallies
 from tests.conftest import REPO
+from tests.helpers.checkout import checkout_files as listed_files
 
 VERDICTS_PAGE = REPO / "docs" / "reference" / "verdicts.md"
 LAYOUT_PAGE = REPO / "docs" / "reference" / "layout.md"
@@ -43,11 +44,8 @@ def test_the_verdict_table_has_one_row_per_verdict_the_code_defines() -> None:
 
 @pytest.fixture(scope="module")
 def checkout_files() -> list[str]:
-    """The checkout's files as git shows them: tracked or new, not the ignored ones (.venv, reports/out, __pycache__)."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=False)
-    if listed.returncode != 0:
-        pytest.skip(f"not a git checkout: {listed.stderr.strip()}")
-    return [name for name in listed.stdout.splitlines() if (REPO / name).exists()]
+    """The checkout's files as git lists them, relative to the root."""
+    return [path.relative_to(REPO).as_posix() for path in listed_files()]
 
 
 def test_the_verdict_table_is_written_once(checkout_files: list[str]) -> None:
@@ -111,11 +109,10 @@ def user_pages() -> list[Path]:
     """The pages a user reads: README, CONTRIBUTING, docs/, and every folder's README but two
     records: reports/observed/ (the runs, each with the figures it had then) and bench/README.md
     (the benchmarks' own results, whose figures can equal speed.md's by chance)."""
-    readmes = [
-        page for page in REPO.glob("*/**/README.md")
-        if page != REPO / "bench" / "README.md" and not {".venv", "observed", "node_modules"} & set(page.relative_to(REPO).parts)
-    ]
-    return [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").rglob("*.md")), *sorted(readmes)]
+    pages = listed_files(".md")
+    readmes = [page for page in pages if page.name == "README.md" and page.parent != REPO]
+    kept = [page for page in readmes if page != REPO / "bench" / "README.md" and "observed" not in page.relative_to(REPO).parts]
+    return [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted(page for page in pages if page.is_relative_to(REPO / "docs")), *sorted(kept)]
 
 
 def measured_figures(page: str) -> set[str]:
@@ -160,12 +157,12 @@ def race_budget_statements() -> dict[str, list[str]]:
     bug, case, gpu = EXAMPLE
     by_gpu = tallies(load_record(), bug, case, has_the_bug(load_registry()[bug]))
     example = gpu_choice(gpu, by_gpu.get(gpu), by_gpu.values()).budget.max_iterations
-    miss, sized = f"{MISS_TARGET:.0%} or less", f"at most {SIZED_SECONDS:g} s"
+    miss, sized = f"{MISS_TARGET * 100:g}% or less", f"at most {SIZED_SECONDS:g} s"  # the percent as --race-budget's help writes it
     unrecorded = attempts_for(UNRECORDED_RATE, MISS_TARGET)
     return {
         "CPU (`cpu`)": [f"| `{CPU_BUDGET}` |"],
         "a GPU whose model the record saw the bug on": [miss, sized, f"(9606 on an H200: {example} attempts)"],
-        "a case no GPU has shown": [f"| {unrecorded} attempts, {UNRECORDED_SECONDS:g} s or less |", f"with {1 - MISS_TARGET:.0%} chance"],
+        "a case no GPU has shown": [f"| {unrecorded} attempts, {UNRECORDED_SECONDS:g} s or less |", f"with {100 - MISS_TARGET * 100:g}% chance"],
         "`--race-budget N[,Ss]`": [f"`{CPU_BUDGET}` on `cpu`", f"({sized} a test)", miss, f"or {unrecorded} attempts ({UNRECORDED_SECONDS:g} s)"],
     }
 
@@ -190,14 +187,17 @@ def test_the_default_race_budgets_are_the_ones_the_code_gives() -> None:
 
 
 def test_the_default_race_budgets_are_stated_on_those_two_pages_alone() -> None:
-    """The other pages link to the race page for the figures: a copy goes stale when a constant or the record moves.
-    reports/observed/ is the record of runs, each with the budget it had then."""
-    figures = [f"`{CPU_BUDGET}`", f"{attempts_for(UNRECORDED_RATE, MISS_TARGET)} attempts"]
+    """The other pages link to the race page for the figures: a copy goes stale when a constant or the record moves."""
+    figures = {
+        f"`{CPU_BUDGET}`": rf"`{re.escape(str(CPU_BUDGET))}`",
+        f"{attempts_for(UNRECORDED_RATE, MISS_TARGET)} attempts": rf"(?<![\d.]){attempts_for(UNRECORDED_RATE, MISS_TARGET)} attempts",
+        f"{MISS_TARGET * 100:g}% miss": rf"(?<![\d.]){MISS_TARGET * 100:g}% (?:miss|or less)",
+    }
     copies = [
         f"{page.relative_to(REPO)}: {figure}"
         for page in user_pages()
         if page not in (RACE_PAGE, OPTIONS_PAGE)
-        for figure in figures
-        if figure in page.read_text(encoding="utf-8")
+        for figure, pattern in figures.items()
+        if re.search(pattern, page.read_text(encoding="utf-8"))
     ]
     assert not copies, "default race budgets repeated (link to docs/explanation/race-verdicts.md instead):\n" + "\n".join(copies)
