@@ -49,6 +49,7 @@ DEFAULT_REPORT = "simcuda-report.json"
 _RECORD = "simcuda"  # the user property carrying a test's record to the controller
 _RUN = pytest.StashKey["SimulatedRun"]()
 _PHASE_REFUSAL = pytest.StashKey[dict]()  # phase -> the first feature refused in it
+_REAL_CUDA_SEEN = pytest.StashKey[dict]()  # phase -> what the real CUDA did in it, in words
 _COLLECTION_VIEW = pytest.StashKey[list]()  # (owner, name, saved value) put back at the end
 _STARTED_RUNNER = pytest.StashKey[bool]()  # this session started the process's runner (an inline pytester session did not)
 
@@ -230,7 +231,7 @@ def _wanted(item: pytest.Item) -> tuple[str, str] | None:
 @pytest.hookimpl(wrapper=True, tryfirst=True)  # before every fixture and every other plugin's setup
 def pytest_runtest_setup(item: pytest.Item):
     if (runner := running()) is not None:
-        runner.real_cuda_moved()  # the test's watch starts here: another test's teardown is not this test's
+        runner.real_cuda_change()  # the test's watch starts here: another test's teardown is not this test's
     wanted = _wanted(item)
     # A skip marker, or a skipif that holds, makes pytest skip before any fixture: nothing would
     # run simulated (the summary counted such tests as simulated ones), and opening the simulation
@@ -274,9 +275,11 @@ def _note_refusals(item: pytest.Item, run: SimulatedRun | ProcessRunner, when: s
     the real CUDA started or allocated since the phase before (since the test's simulation opened,
     or, for the runner's, since the test's setup began). A teardown refuses nothing: a test's own
     simulation has closed, and the runner's log would hand it to the runner's next test."""
-    moved = run.real_cuda_moved()
-    if when != "teardown" and (moved or error is not None and reached_real_cuda(error)):
+    happened = run.real_cuda_change()
+    if when != "teardown" and (happened or error is not None and reached_real_cuda(error)):
         log_refusal(REAL_CUDA_REACHED)  # the run's context is open until teardown: its log takes it
+        if happened:  # the skip says what the watch saw, so a refusal on a GPU machine can be checked
+            item.stash.setdefault(_REAL_CUDA_SEEN, {}).setdefault(when, happened)
     refused = run.new_refusals()
     if refused and when != "teardown":
         item.stash.setdefault(_PHASE_REFUSAL, {}).setdefault(when, refused[0])
@@ -308,7 +311,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     _note_refusals(item, run, call.when, call.excinfo.value if call.excinfo is not None else None)
     if (refused := phase_refusal(item, call.when)) is not None:
         report.outcome = "skipped"
-        report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"simulated CUDA cannot run this: {refused}")
+        seen = item.stash.get(_REAL_CUDA_SEEN, {}).get(call.when)
+        reason = f"simulated CUDA cannot run this: {refused}" + (f" ({seen})" if seen and refused == REAL_CUDA_REACHED else "")
+        report.longrepr = (str(item.path), (item.location[1] or 0) + 1, reason)
     elif call.when == "call" and run is simulated_run_of(item):
         _judge_foreign_allocations(run, report)
     return report

@@ -44,14 +44,27 @@ def real_cuda_state() -> RealCuda:
     return (first, *(_allocated(_MEMORY_STATS(index)) for index in range(1, _DEVICE_COUNT())))
 
 
+def change(before: RealCuda, after: RealCuda) -> str:
+    """What happened to the real CUDA between two reads, in words; "" for nothing."""
+    if before == after:
+        return ""
+    if before is None or after is None or len(before) != len(after):
+        return "the real CUDA started" if before is None else "the real CUDA's allocator changed"
+    return ", ".join(
+        f"cuda:{index}: {count - was_count} allocation(s), {size - was_size} bytes"
+        for index, ((was_count, was_size), (count, size)) in enumerate(zip(before, after))
+        if (count, size) != (was_count, was_size)
+    )
+
+
 class RealCudaWatch:
-    """The real CUDA as last read: `moved()` says whether it started or allocated since."""
+    """The real CUDA as last read: `change()` says what it did since, in words ("" for nothing)."""
 
     def __init__(self, read: Callable[[], RealCuda] = real_cuda_state) -> None:
         self._read = read
         self._seen = read()
 
-    def moved(self) -> bool:
+    def change(self) -> str:
         now = self._read()
-        moved, self._seen = now != self._seen, now
-        return moved
+        happened, self._seen = change(self._seen, now), now
+        return happened

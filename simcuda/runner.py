@@ -52,9 +52,9 @@ class Runner(RunnerGpus):
         self._refusals_read += len(refusals)
         return refusals
 
-    def real_cuda_moved(self) -> bool:
-        """Whether the real CUDA started or allocated since the last call (real_cuda.py)."""
-        return self.simulation is not None and self.simulation.real_cuda.moved()
+    def real_cuda_change(self) -> str:
+        """What the real CUDA did since the last call, in words; "" for nothing (real_cuda.py)."""
+        return self.simulation.real_cuda.change() if self.simulation is not None else ""
 
 
 def start_from_environment(environ: Mapping[str, str] = os.environ) -> Runner | None:

@@ -76,9 +76,9 @@ class SimulatedRun:
         self._refusals_read = len(self.simulation.refusals)
         return refusals
 
-    def real_cuda_moved(self) -> bool:
-        """Whether the real CUDA started or allocated since the last call (real_cuda.py)."""
-        return self.simulation.real_cuda.moved()
+    def real_cuda_change(self) -> str:
+        """What the real CUDA did since the last call, in words; "" for nothing (real_cuda.py)."""
+        return self.simulation.real_cuda.change()
 
     def foreign_allocations(self) -> list[Allocation]:
         """Tensors made on, or copied to, a device other than the run's and the CPU, except by the

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from simcuda import Runner, real_cuda, simulated_cuda
-from simcuda.real_cuda import RealCudaWatch, real_cuda_state
+from simcuda.real_cuda import RealCudaWatch, change, real_cuda_state
 
 
 def stats(allocated: int) -> dict:
@@ -46,10 +46,25 @@ def test_the_state_read(monkeypatch: pytest.MonkeyPatch, memory_stats, device_co
     assert real_cuda_state() == expected
 
 
-def test_a_watch_moves_once_for_each_start_or_allocation() -> None:
+@pytest.mark.parametrize(
+    ("before", "after", "said"),
+    [
+        (None, None, ""),
+        (((2, 1024), (0, 0)), ((2, 1024), (0, 0)), ""),
+        (None, ((0, 0),), "the real CUDA started"),
+        (((2, 1024), (0, 0)), ((2, 1024), (3, 1536)), "cuda:1: 3 allocation(s), 1536 bytes"),
+        (((2, 1024), (0, 0)), ((2, 2048), (1, 8)), "cuda:0: 0 allocation(s), 1024 bytes, cuda:1: 1 allocation(s), 8 bytes"),
+        (((2, 1024),), None, "the real CUDA's allocator changed"),  # its statistics gone: a pluggable allocator now
+    ],
+)
+def test_a_change_in_words(before, after, said: str) -> None:
+    assert change(before, after) == said
+
+
+def test_a_watch_says_each_start_or_allocation_once() -> None:
     states = iter([None, None, ((0, 0),), ((0, 0),), ((3, 1536),), ((3, 1536),)])
     watch = RealCudaWatch(lambda: next(states))
-    assert [watch.moved() for _ in range(5)] == [False, True, False, True, False]
+    assert [watch.change() for _ in range(5)] == ["", "the real CUDA started", "", "cuda:0: 3 allocation(s), 1536 bytes", ""]
 
 
 def test_the_runner_watches_the_real_cuda_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,11 +72,11 @@ def test_the_runner_watches_the_real_cuda_while_it_runs(monkeypatch: pytest.Monk
     monkeypatch.setattr(real_cuda, "_MEMORY_STATS", lambda index: stats(0) if real["started"] else unstarted(index))
     monkeypatch.setattr(real_cuda, "_DEVICE_COUNT", lambda: 1)
     runner = Runner(1, {})
-    assert not runner.real_cuda_moved()  # not running: nothing to watch
+    assert runner.real_cuda_change() == ""  # not running: nothing to watch
     runner.open()
     try:
         real["started"] = True
-        assert runner.real_cuda_moved() and not runner.real_cuda_moved()
+        assert (runner.real_cuda_change(), runner.real_cuda_change()) == ("the real CUDA started", "")
     finally:
         runner.close()
 
@@ -74,7 +89,7 @@ def test_here_the_real_cuda_is_never_started_and_a_simulation_sees_it_still() ->
     assert real_cuda_state() is None
     with simulated_cuda() as simulation:
         torch.ones(2, device="cuda:1") + 1
-        assert real_cuda_state() is None and not simulation.real_cuda.moved()
+        assert real_cuda_state() is None and simulation.real_cuda.change() == ""
 
 
 # A GPU machine faked for the session: the real CUDA starts (or allocates on its cuda:0) when a
@@ -126,7 +141,9 @@ def test_on_a_gpu_machine_the_real_cuda_reached_is_the_same_refusal(pytester: py
     result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider", "-rsf")
     result.assert_outcomes(passed=1, skipped=2, failed=1)
     result.stdout.fnmatch_lines([
-        "SKIPPED * simulated CUDA cannot run this: the real CUDA, reached from C++ where the simulation's modes do not see*",
+        "SKIPPED * simulated CUDA cannot run this: the real CUDA, reached from C++ where the simulation's modes do not see*"
+        "(the real CUDA started)",
+        "SKIPPED * simulated CUDA cannot run this: the real CUDA, reached from C++ *(cuda:0: 1 allocation(s), 0 bytes)",
         "FAILED *test_a_bug_of_its_own*",
     ])
     report = json.loads((pytester.path / "simcuda-report.json").read_text())
