@@ -55,6 +55,7 @@ def test_the_state_read(monkeypatch: pytest.MonkeyPatch, memory_stats, device_co
         (((2, 1024), (0, 0)), ((2, 1024), (3, 1536)), "cuda:1: 3 allocation(s), 1536 bytes"),
         (((2, 1024), (0, 0)), ((2, 2048), (1, 8)), "cuda:0: 0 allocation(s), 1024 bytes, cuda:1: 1 allocation(s), 8 bytes"),
         (((2, 1024),), None, "the real CUDA's allocator changed"),  # its statistics gone: a pluggable allocator now
+        (((2, 1024),), ((2, 1024), (0, 0)), "the real CUDA's allocator changed"),  # another device count: never a device's count
     ],
 )
 def test_a_change_in_words(before, after, said: str) -> None:
