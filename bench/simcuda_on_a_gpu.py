@@ -10,7 +10,9 @@ A peer's DIR is its tests exported beside the checkout (the GPU machine reaches 
 bench/peer_suites.toml. Each step's files go to reports/observed/<date>-<gpu-model>/simcuda/ (--out
 elsewhere); summary.json lists what each step found. It exits 1 when a self-test fails or a
 simulated case of the main job met a real CUDA tensor ("a real CUDA tensor meeting simulated
-ones"), else 0; 2 on a machine without a real GPU (the simulated runner included), in one line.
+ones") or reached the real CUDA (simcuda's REAL_CUDA_REACHED: no simulated case of the main job
+does on a CPU machine), else 0; 2 on a machine without a real GPU (the simulated runner
+included), in one line.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness runs
 from reports import REPOSITORY
 from reports.acceptance.gpus import gpu_check_folder
 from reports.census.junit import FAILING, Outcomes, read_junit
+from simcuda import REAL_CUDA_REACHED
 
 MET_A_REAL_TENSOR = "a real CUDA tensor meeting simulated ones"
 SELF_TEST_WORKERS = 8  # as the H200's run that found the order-dependent self-tests (-n 8)
@@ -50,9 +53,14 @@ def self_test_findings(outcomes: Outcomes) -> list[str]:
 
 
 def main_job_findings(results: dict) -> list[str]:
-    """Each test of the main job whose simulated case met a real CUDA tensor: the session did not
-    keep its real and simulated devices apart."""
-    return [f"met a real CUDA tensor: {test['nodeid']}" for test in results.get("tests", []) if MET_A_REAL_TENSOR in (test.get("message") or "")]
+    """Each simulated case of the main job that met a real CUDA tensor (the session did not keep
+    its real and simulated devices apart) or reached the real CUDA (a GPU machine deciding it
+    otherwise than a CPU one), with what the plugin saw."""
+    return [
+        f"met a real CUDA tensor: {test['nodeid']}" if MET_A_REAL_TENSOR in message else f"reached the real CUDA: {test['nodeid']}: {message}"
+        for test in results.get("tests", [])
+        if MET_A_REAL_TENSOR in (message := test.get("message") or "") or REAL_CUDA_REACHED in message
+    ]
 
 
 def parse_peer(text: str) -> tuple[str, Path]:
@@ -95,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         summary["steps"][f"peer {name}"] = {"exit_status": status, "findings": []}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     judged = [line for step in ("self-tests", "main job") for line in summary["steps"][step]["findings"]]
-    print("\n".join(judged) or "simcuda on this GPU: every self-test passed; no simulated case met a real CUDA tensor")
+    print("\n".join(judged) or "simcuda on this GPU: every self-test passed; no simulated case met a real CUDA tensor or reached the real CUDA")
     print(f"summary: {out / 'summary.json'}")
     return 1 if judged else 0
 

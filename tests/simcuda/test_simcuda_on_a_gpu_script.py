@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from reports.census.junit import Outcome
+from simcuda import REAL_CUDA_REACHED
 from tests.conftest import REPO, load_script
 
 script = load_script(REPO / "bench" / "simcuda_on_a_gpu.py")
@@ -27,7 +28,7 @@ def test_a_failing_self_test_is_a_finding_a_skip_is_not() -> None:
     ]
 
 
-def test_a_simulated_case_meeting_a_real_tensor_is_a_finding() -> None:
+def test_a_simulated_case_meeting_a_real_tensor_or_reaching_the_real_cuda_is_a_finding_another_refusal_is_not() -> None:
     results = {"tests": [
         {
             "nodeid": "suites/a.py::test[simcuda:1]",
@@ -35,8 +36,13 @@ def test_a_simulated_case_meeting_a_real_tensor_is_a_finding() -> None:
         },
         {"nodeid": "suites/a.py::test[simcuda:0]", "message": "simcuda:0: cuda:0 is a real GPU here, whose direct test decides"},
         {"nodeid": "suites/a.py::test[cuda:0]", "message": None},
+        {"nodeid": "suites/b.py::test[simcuda:1]", "message": f"simulated CUDA cannot run this: {REAL_CUDA_REACHED} (the real CUDA started)"},
+        {"nodeid": "suites/c.py::test[simcuda:1]", "message": "simulated CUDA cannot run this: nvJPEG (torchvision.io.encode_jpeg on cuda)"},
     ]}
-    assert script.main_job_findings(results) == ["met a real CUDA tensor: suites/a.py::test[simcuda:1]"]
+    assert script.main_job_findings(results) == [
+        "met a real CUDA tensor: suites/a.py::test[simcuda:1]",
+        f"reached the real CUDA: suites/b.py::test[simcuda:1]: simulated CUDA cannot run this: {REAL_CUDA_REACHED} (the real CUDA started)",
+    ]
 
 
 def test_its_steps_are_the_documented_commands(tmp_path: Path) -> None:
