@@ -56,11 +56,14 @@ def main_job_findings(results: dict) -> list[str]:
     """Each simulated case of the main job that met a real CUDA tensor (the session did not keep
     its real and simulated devices apart) or reached the real CUDA (a GPU machine deciding it
     otherwise than a CPU one), with what the plugin saw."""
-    return [
-        f"met a real CUDA tensor: {test['nodeid']}" if MET_A_REAL_TENSOR in message else f"reached the real CUDA: {test['nodeid']}: {message}"
-        for test in results.get("tests", [])
-        if MET_A_REAL_TENSOR in (message := test.get("message") or "") or REAL_CUDA_REACHED in message
-    ]
+    findings = []
+    for test in results.get("tests", []):
+        message = test.get("message") or ""
+        if MET_A_REAL_TENSOR in message:
+            findings.append(f"met a real CUDA tensor: {test['nodeid']}")
+        elif REAL_CUDA_REACHED in message:
+            findings.append(f"reached the real CUDA: {test['nodeid']}: {message}")
+    return findings
 
 
 def parse_peer(text: str) -> tuple[str, Path]:

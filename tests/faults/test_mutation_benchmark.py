@@ -116,12 +116,16 @@ def comes_from(operator: str, mutated: str, source: str) -> bool:
             continue
         _, start, end, new_start, new_end = changes[0]
         put_in = wanted[new_start:new_end]
-        rest = wanted[:new_start] + ["|"] + wanted[new_end:]
         if operator == "ScaleNumber" and is_scaled(original[start:end], put_in):
             return True
-        if operator == "ReplaceComparedOperand" and " ".join(put_in) in " ".join(rest):
+        if operator == "ReplaceComparedOperand" and (occurs_in(put_in, wanted[:new_start]) or occurs_in(put_in, wanted[new_end:])):
             return True
     return False
+
+
+def occurs_in(part: list[str], tokens: list[str]) -> bool:
+    """Whether `part` is a run of whole tokens of `tokens`."""
+    return any(tokens[start : start + len(part)] == part for start in range(len(tokens) - len(part) + 1))
 
 
 @pytest.mark.parametrize(
@@ -135,6 +139,7 @@ def comes_from(operator: str, mutated: str, source: str) -> bool:
         ("ReplaceComparedOperand", "if self.path_state in self.path_state:", True),  # an operand by the other
         ("ReplaceComparedOperand", "if NEW_STATES in NEW_STATES:", True),
         ("ReplaceComparedOperand", "if self.path_state in OLD_STATES:", False),  # a name from nowhere: not the operator's
+        ("ReplaceComparedOperand", "if self.path_state in path:", False),  # part of a token: not the line's other operand
         ("ReplaceComparedOperand", "if state in OLD_STATES:", False),  # the line as it was before a refactor renamed both
     ],
 )

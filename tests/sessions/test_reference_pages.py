@@ -11,8 +11,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-import pytest
-
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.verdicts import VERDICTS
 from fixtures.known_bugs.versions import has_the_bug
@@ -20,7 +18,7 @@ from fixtures.races.choice import CPU_BUDGET, MISS_TARGET, SIZED_SECONDS, UNRECO
 from fixtures.races.odds import attempts_for
 from fixtures.races.record import load_record, tallies
 from tests.conftest import REPO
-from tests.helpers.checkout import checkout_files as listed_files
+from tests.helpers.checkout import checkout_files
 
 VERDICTS_PAGE = REPO / "docs" / "reference" / "verdicts.md"
 LAYOUT_PAGE = REPO / "docs" / "reference" / "layout.md"
@@ -42,15 +40,8 @@ def test_the_verdict_table_has_one_row_per_verdict_the_code_defines() -> None:
     assert set(rows) == set(VERDICTS), f"{VERDICTS_PAGE.name}: rows {sorted(rows)}, verdicts.py defines {sorted(VERDICTS)}"
 
 
-@pytest.fixture(scope="module")
-def checkout_files() -> list[str]:
-    """The checkout's files as git lists them, relative to the root."""
-    return [path.relative_to(REPO).as_posix() for path in listed_files()]
-
-
-def test_the_verdict_table_is_written_once(checkout_files: list[str]) -> None:
-    pages = [name for name in checkout_files if name.endswith(".md")]
-    copies = [name for name in pages if VERDICT_TABLE_HEADER in (REPO / name).read_text(encoding="utf-8")]
+def test_the_verdict_table_is_written_once() -> None:
+    copies = [page.relative_to(REPO).as_posix() for page in checkout_files(".md") if VERDICT_TABLE_HEADER in page.read_text(encoding="utf-8")]
     assert copies == ["docs/reference/verdicts.md"], f"the verdict table belongs to docs/reference/verdicts.md alone (link to it): {copies}"
 
 
@@ -98,10 +89,10 @@ def test_the_layout_reader_and_its_comparison() -> None:
     assert layout_gaps({"gone": []}, folders(["gone2/a"])) == ["gone2/: no row", "gone/: no such folder"]
 
 
-def test_the_layout_page_names_the_folders_the_tree_has(checkout_files: list[str]) -> None:
+def test_the_layout_page_names_the_folders_the_tree_has() -> None:
     rows = layout_rows(LAYOUT_PAGE.read_text(encoding="utf-8"))
     assert {"fixtures", "reports", "docs"} <= {where for where, named in rows.items() if named}, f"the layout table was not read: {rows}"
-    gaps = layout_gaps(rows, folders(checkout_files))
+    gaps = layout_gaps(rows, folders(path.relative_to(REPO).as_posix() for path in checkout_files()))
     assert not gaps, f"{LAYOUT_PAGE.relative_to(REPO)} and the tree disagree:\n" + "\n".join(gaps)
 
 
@@ -109,7 +100,7 @@ def user_pages() -> list[Path]:
     """The pages a user reads: README, CONTRIBUTING, docs/, and every folder's README but two
     records: reports/observed/ (the runs, each with the figures it had then) and bench/README.md
     (the benchmarks' own results, whose figures can equal speed.md's by chance)."""
-    pages = listed_files(".md")
+    pages = checkout_files(".md")
     readmes = [page for page in pages if page.name == "README.md" and page.parent != REPO]
     kept = [page for page in readmes if page != REPO / "bench" / "README.md" and "observed" not in page.relative_to(REPO).parts]
     return [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted(page for page in pages if page.is_relative_to(REPO / "docs")), *sorted(kept)]
