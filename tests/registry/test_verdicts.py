@@ -130,6 +130,13 @@ def test_a_simulated_run_is_evidence_only_for_a_simulable_bug(
         ("torchvision-8587", "0.21.1rc1", True),
         # PEP 440: "<0.22.0" excludes 0.22.0's own pre-releases, which carry the fix.
         ("torchvision-8587", "0.22.0rc1", False),
+        # A build from source names its commit in its local label: PEP 440 would put it below
+        # "<0.22.0" (affected) or at a release, whatever its commit holds.
+        ("torchvision-8587", "0.22.0a0+7a13ad0", None),
+        ("torchvision-8855", "0.22.0a0+git7a13ad0", None),
+        ("torchvision-8855", "0.21.0a0+ecf3bae40a.nv25.01", None),  # an NVIDIA container's build
+        ("torchvision-8855", "0.21.0+cpu", True),  # a platform label places like the release
+        ("torchvision-8855", "0.21.0+rocm6.2", True),
         ("torchvision-8587", "not-a-version", None),
         ("sam2-460", "0.4.1", True),
         ("sam2-460", "1.1.0", False),
@@ -540,6 +547,7 @@ def test_verdict_for_a_release_before_the_bug(affected: bool, observation: str, 
         ("kornia-2791", "0.6.9", "0.6.10", True),
         ("sam2-460", "0.1", None, False),  # a range open below has no "before"
         ("kornia-2867", "not-a-version", "0.7.2", False),
+        ("kornia-2867", "0.7.1a0+git1eba9b3", "0.7.2", False),  # a source build: its commit decides
     ],
 )
 def test_range_start_and_what_predates_it(bug_id: str, version: str, start: str | None, predates: bool) -> None:
