@@ -8,7 +8,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from fixtures.known_bugs import versions
-from fixtures.known_bugs.registry import load_registry
+from fixtures.known_bugs.registry import Bug, load_registry
 from fixtures.known_bugs.verdicts import (
     CONTROL,
     DIRECT,
@@ -537,28 +537,35 @@ def test_verdict_for_a_release_before_the_bug(affected: bool, observation: str, 
     assert verdict_for(affected, observation, predates) == verdict
 
 
+STRICTLY_AFTER_0_8_1 = replace(BUGS["kornia-2867"], affected=SpecifierSet(">0.8.1,<0.9.0"))
+
+
 @pytest.mark.parametrize(
-    ("bug_id", "version", "start", "predates"),
+    ("bug", "version", "start", "predates"),
     [
-        ("kornia-2867", "0.7.1", "0.7.2", True),
-        ("kornia-2867", "0.7.2", "0.7.2", False),
-        ("kornia-2867", "0.8.2", "0.7.2", False),  # after the range: fixed, not "before"
-        ("kornia-3028", "0.7.2", "0.7.3", True),
-        ("kornia-2791", "0.6.9", "0.6.10", True),
-        ("sam2-460", "0.1", None, False),  # a range open below has no "before"
-        ("kornia-2867", "not-a-version", "0.7.2", False),
-        ("kornia-2867", "0.7.1a0+git1eba9b3", "0.7.2", False),  # a source build: its commit decides
+        (BUGS["kornia-2867"], "0.7.1", "0.7.2", True),
+        (BUGS["kornia-2867"], "0.7.2", "0.7.2", False),
+        (BUGS["kornia-2867"], "0.8.2", "0.7.2", False),  # after the range: fixed, not "before"
+        (BUGS["kornia-3028"], "0.7.2", "0.7.3", True),
+        (BUGS["kornia-2791"], "0.6.9", "0.6.10", True),
+        (BUGS["sam2-460"], "0.1", None, False),  # a range open below has no "before"
+        (BUGS["kornia-2867"], "not-a-version", "0.7.2", False),
+        (BUGS["kornia-2867"], "0.7.1a0+git1eba9b3", "0.7.2", False),  # a source build: its commit decides
+        # A strict lower bound leaves out its own version and that version's post-releases.
+        (STRICTLY_AFTER_0_8_1, "0.8.1", "0.8.1", True),
+        (STRICTLY_AFTER_0_8_1, "0.8.1.post1", "0.8.1", True),
+        (STRICTLY_AFTER_0_8_1, "0.8.2", "0.8.1", False),
     ],
 )
-def test_range_start_and_what_predates_it(bug_id: str, version: str, start: str | None, predates: bool) -> None:
-    assert str(range_start(BUGS[bug_id])) == str(start)
-    assert version_predates(BUGS[bug_id], version) is predates
+def test_range_start_and_what_predates_it(bug: Bug, version: str, start: str | None, predates: bool) -> None:
+    assert str(range_start(bug)) == str(start)
+    assert version_predates(bug, version) is predates
 
 
 def test_a_release_before_the_range_is_placed_as_predating_with_the_range_named() -> None:
     status = place_release(BUGS["kornia-2867"], "0.7.1", None)
     assert (status.affected, status.predates) == (False, True)
-    assert status.basis == "version 0.7.1, before 0.7.2 where the affected range <0.8.2,>=0.7.2 begins"
+    assert status.basis == "version 0.7.1, below the affected range <0.8.2,>=0.7.2"
     assert place_release(BUGS["kornia-2867"], "0.8.2", None).predates is False
 
 
