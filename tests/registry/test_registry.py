@@ -147,6 +147,10 @@ def test_an_entry_reads_into_every_field(tmp_path: Path) -> None:
         (VALID_ENTRY.replace('first_fixed = "2.1"\n', ""), "missing field(s): first_fixed (affected = '<2.1,>=2.0' ends, so some release fixes it)"),
         (VALID_ENTRY + "notes = 3\n", "field(s) must be strings: notes"),
         (VALID_ENTRY + 'simulable = "yes"\n', "field(s) must be true or false: simulable"),
+        (
+            VALID_ENTRY.replace('"deterministic"', '"race"') + "simulable = true\n",
+            "simulable = true for a race: the simulated device cannot show a race",
+        ),
     ],
 )
 def test_broken_entry_is_one_line_naming_file_entry_and_problem(tmp_path: Path, text: str, problem: str) -> None:
