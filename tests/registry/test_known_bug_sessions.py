@@ -234,6 +234,28 @@ def test_a_control_that_fires_is_an_error(harness, registry) -> None:
     result.stdout.fnmatch_lines(["*CONTROL FIRED fixed-det*", "fixed-det*error*1 test(s) errored: seen on cpu"])
 
 
+def test_a_direct_test_naming_no_device_decides_nothing_for_a_cuda_symptom(harness, registry) -> None:
+    """It ran wherever the machine put it (here a CPU): a control, never `fixed direct`; one marked
+    min_cuda_devices runs only where CUDA devices are, and skips here."""
+    harness.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.known_bug("fixed-det")
+        def test_direct_without_a_device():
+            pass
+
+        @pytest.mark.known_bug("fixed-det")
+        @pytest.mark.min_cuda_devices(2)
+        def test_on_two_gpus():
+            pass
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["fixed-det*skipped*needs 2 CUDA devices*; 1 control(s) ran: they check the oracle and decide nothing"])
+
+
 def test_mixed_evidence_is_a_sighting_naming_both_sets(harness, registry) -> None:
     harness.makepyfile(
         """

@@ -84,13 +84,18 @@ def test_which_verdicts_fail_their_test(verdict: str, kind: str, fails: bool) ->
     [
         ("direct", "cuda:1", DIRECT),
         ("direct", "cpu", CONTROL),
-        ("direct", None, DIRECT),
+        ("direct", None, CONTROL),  # names no device: nothing says it ran on a GPU
+        ("direct", "cuda", DIRECT),  # a test marked min_cuda_devices, which skips without them
         ("proxy", "cpu", PROXY),
         ("direct", "simcuda:1", CONTROL),  # a bug is simulable only where the registry says so
     ],
 )
 def test_a_direct_test_away_from_the_symptom_is_a_control(evidence: str, device_name: str | None, role: str) -> None:
     assert role_of_test(evidence, device_name, "cuda") == role
+
+
+def test_a_direct_test_of_a_cpu_symptom_needs_no_device() -> None:
+    assert role_of_test("direct", None, "cpu") == DIRECT
 
 
 @pytest.mark.parametrize(("evidence", "device_name"), [("direct", "cuda:0"), ("proxy", None), ("direct", "cpu")])
@@ -332,7 +337,8 @@ def test_controls_that_could_not_run_make_the_bug_inconclusive_naming_why() -> N
     [
         ("cuda:0", "cuda", True, SIMULATED),  # the runner's CUDA is the simulated device
         ("cuda:1", "cuda", False, CONTROL),  # ... which cannot show an nvJPEG race
-        (None, "cuda", True, SIMULATED),
+        ("cuda", "cuda", True, SIMULATED),
+        (None, "cuda", True, CONTROL),
         ("cpu", "cpu", True, DIRECT),  # its CPU is a real CPU
         ("cpu", "cuda", True, CONTROL),
     ],
