@@ -81,6 +81,34 @@ def test_fault_segfault_and_hang_under_xdist_restart_the_worker_and_keep_the_rep
     assert crash_verdict(tmp_path) == ("error", "crashed")
 
 
+SETUP_CRASH = """
+import os, signal, pytest
+
+@pytest.fixture
+def dies():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+@pytest.mark.known_bug("kornia-2791", evidence="proxy")
+def test_dies_in_setup(dies):
+    pass
+
+@pytest.mark.known_bug("kornia-2791", evidence="proxy")
+def test_clean():
+    pass
+"""
+
+
+def test_a_worker_that_dies_in_a_tests_setup_charges_the_bug_of_the_tests_folder(harness, tmp_path) -> None:
+    """No report of that test reached the controller before the crash, so nothing but its suite
+    folder names its bug: without that the clean test alone decided (`fixed`)."""
+    folder = harness.path / "suites" / "kornia_2791_crash"
+    folder.mkdir(parents=True)
+    (folder / "test_setup_crash.py").write_text(SETUP_CRASH)
+    result = harness.runpytest_subprocess("-n", "2", f"--report-dir={tmp_path}", "suites")
+    result.stdout.fnmatch_lines(["*worker 'gw*' crashed while running*test_dies_in_setup*"])
+    assert crash_verdict(tmp_path) == ("error", "crashed")
+
+
 def crash_verdict(report_dir) -> tuple[str, str]:
     """kornia-2791's verdict in a session whose only test of it crashed, and its detail's first word
     after the count: a crash is an error of its bug, never silence."""
