@@ -437,6 +437,25 @@ def test_a_run_stopped_by_x_charges_the_bugs_it_did_not_reach(harness, tmp_path:
     ])
 
 
+SLOW_FAILURE = """
+import time
+import pytest
+
+@pytest.mark.known_bug("fake-12", evidence="proxy")
+def test_fails_late():
+    time.sleep(1.5)  # fake-11's only test has reported by then, on the other worker
+    assert False, "broken"
+"""
+
+
+def test_under_xdist_a_run_stopped_by_x_keeps_the_verdicts_of_bugs_whose_tests_all_ran(harness, tmp_path: Path) -> None:
+    """The workers collect, the controller learns only node ids: their suite folders name the
+    bugs, so fake-11, whose test reported before the stop, keeps its verdict."""
+    result = suites_session(harness, tmp_path, SLOW_FAILURE, "-x", "-n", "2")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # how pytest-xdist ends a run -x stopped
+    result.stdout.fnmatch_lines(["fake-11*reproduced*proxy*", "fake-12*error*1 test(s) errored*"])
+
+
 def test_an_internal_error_still_prints_the_verdict_table_every_bug_an_error(harness, tmp_path: Path) -> None:
     harness.makeconftest(
         harness.path.joinpath("conftest.py").read_text() + "\ndef pytest_runtestloop(session):\n    raise RuntimeError('a plugin broke')\n"
