@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from fixtures.known_bugs.library_api import library_api
-from fixtures.known_bugs.outcomes import BugObserved
+from fixtures.known_bugs.outcomes import BugObserved, workers_failure
 from fixtures.races.budget import RaceRun
 from suites.torchvision_8587_encode_jpeg.device_load import keep_busy_until
 from suites.torchvision_8587_encode_jpeg.images import image_maker
@@ -51,9 +51,7 @@ def test_threaded_encodes_under_load(device, threads, race_budget, seeded_rng, a
         ]
         keep_busy_until(lambda: all(future.done() for future in futures), device)
     errors = [future.exception() for future in futures if future.exception() is not None]
-    findings = [error for error in errors if isinstance(error, BugObserved)]
-    if findings:
-        record_property("sightings", len(findings))  # each thread stops at its first
-        raise BugObserved(f"{len(findings)} of {threads} threads saw a bad frame; first: {findings[0]}") from findings[0]
-    if errors:
-        raise errors[0]
+    if sightings := sum(isinstance(error, BugObserved) for error in errors):
+        record_property("sightings", sightings)  # each thread stops at its first
+    if (failure := workers_failure(errors, threads, "saw a bad frame")) is not None:
+        raise failure

@@ -7,6 +7,8 @@ tight)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 from torchvision.io import decode_jpeg, encode_jpeg
@@ -153,6 +155,35 @@ def test_fault_noise_from_every_worker_thread(monkeypatch):
         threaded.test_threaded_encodes_under_load("cpu", 2, run, 0, lambda name, image: None, lambda *item: properties.append(item))
     assert properties == [("sightings", 2)]
     assert run.attempts == 2  # each thread's first frame, the one that saw it, is an attempt
+
+
+def noise_then_a_broken_call(monkeypatch) -> None:
+    """A faked encode_jpeg: the first call returns noise (a sighting), the next raises a TypeError
+    (a broken call), each thread stopping at its first."""
+    calls = iter([noise_encoder, broken_encoder])
+    lock = threading.Lock()
+
+    def encoder(image: torch.Tensor, quality: int) -> torch.Tensor:
+        with lock:
+            encode = next(calls)
+        return encode(image, quality)
+
+    monkeypatch.setattr(threaded, "encode_jpeg", encoder)
+
+
+def broken_encoder(image: torch.Tensor, quality: int) -> torch.Tensor:
+    raise TypeError("encode_jpeg() got an unexpected keyword argument 'quality'")
+
+
+@pytest.mark.catches("suites/torchvision_9060_threaded_encode/test_threaded_encodes.py::test_threaded_encodes_under_load")
+def test_fault_a_threads_error_beside_another_threads_sighting_stays_an_error(monkeypatch):
+    """The harness reads a group holding an error as an error (the rules' first): the test must
+    raise every thread's exception, not the sighting alone."""
+    noise_then_a_broken_call(monkeypatch)
+    monkeypatch.setitem(threaded.FRAME_SIDE, "cpu", 64)
+    with pytest.raises(ExceptionGroup, match="2 of 2 threads failed") as raised:
+        threaded.test_threaded_encodes_under_load("cpu", 2, RaceRun(RaceBudget(2, None)), 0, lambda *a: None, lambda *a: None)
+    assert sorted(type(error).__name__ for error in raised.value.exceptions) == ["BugObserved", "TypeError"]
 
 
 # --- partial frames: the real failure is often part of a frame left from the one before ---

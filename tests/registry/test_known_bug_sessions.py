@@ -124,6 +124,12 @@ def test_inconclusive_is_neither_pass_nor_failure(harness, registry) -> None:
         ('raise TypeError("a bug in the test, not the library")', "TypeError: a bug in the test, not the library"),
         # Only the oracle's BugObserved is a sighting; a bare assert in a test body is an error.
         ('assert 1 == 2, "a plain assert"', "AssertionError: a plain assert*"),
+        # Hypothesis's several distinct failures, or a threaded test's: a sighting hides no error.
+        (
+            'raise ExceptionGroup("two examples", [BugObserved("seen again"), RuntimeError("boom")])',
+            "RuntimeError: boom (beside a sighting: seen again)",
+        ),
+        ('pytest.xfail("flaky on this GPU")', "an xfail (mark or pytest.xfail()) on a known_bug test, whose outcome the harness decides: flaky*"),
     ],
 )
 def test_a_plain_error_is_an_error_verdict_that_fails_the_run(harness, registry, body: str, error: str) -> None:
@@ -145,6 +151,25 @@ def test_a_plain_error_is_an_error_verdict_that_fails_the_run(harness, registry,
     result.assert_outcomes(failed=1, xfailed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([f"affected-det*error*1 test(s) errored: {error}", "*errored: *::test_broken"])
+
+
+def test_an_xfail_mark_on_a_known_bug_test_hides_no_regression(harness, registry) -> None:
+    """pytest's xfail counted the sighting on a fixed release as an expected failure (the verdict
+    read `fixed`): the harness decides a known_bug test's outcome, an xfail of pytest's own is an error."""
+    harness.makepyfile(
+        """
+        import pytest
+        from fixtures.known_bugs.outcomes import BugObserved
+
+        @pytest.mark.known_bug("fixed-det", evidence="proxy")
+        @pytest.mark.xfail(reason="known to fail")
+        def test_sees_it():
+            raise BugObserved("the root cause is back")
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["fixed-det*error*an xfail (mark or pytest.xfail()) on a known_bug test*known to fail"])
 
 
 @pytest.mark.parametrize("phase", ["setup", "teardown"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.known_bugs.outcomes import BugObserved, collection_error, found_in, observe, skip_reason
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, collection_error, found_in, observe, other_error_in, skip_reason, workers_failure
 
 
 def test_observe_raises_the_finding_with_its_description() -> None:
@@ -57,3 +57,30 @@ def test_a_finding_inside_an_exception_group_is_found_at_any_depth() -> None:
     assert found_in(finding, BugObserved) is finding
     assert found_in(ExceptionGroup("flaky", [ValueError("other")]), BugObserved) is None
     assert found_in(ValueError("plain"), BugObserved) is None
+
+
+def test_an_error_beside_the_oracles_findings_is_found_at_any_depth() -> None:
+    error = RuntimeError("boom")
+    assert other_error_in(ExceptionGroup("two", [BugObserved("seen"), ExceptionGroup("inner", [Inconclusive("meta"), error])])) is error
+    assert other_error_in(ExceptionGroup("flaky", [BugObserved("seen"), Inconclusive("meta")])) is None
+    assert other_error_in(BugObserved("seen")) is None and other_error_in(error) is error
+
+
+SEEN_0, SEEN_1, BROKEN = BugObserved("thread 0: noise"), BugObserved("thread 1: noise"), TypeError("a broken call")
+
+
+@pytest.mark.parametrize(
+    ("errors", "raised"),
+    [
+        ([], None),
+        ([SEEN_0, SEEN_1], "BugObserved: 2 of 4 threads saw it; first: thread 0: noise"),
+        ([BROKEN], "TypeError: a broken call"),
+        ([SEEN_0, BROKEN], "ExceptionGroup: 2 of 4 threads failed (2 sub-exceptions)"),  # no sighting hides an error
+        ([BROKEN, BROKEN], "ExceptionGroup: 2 of 4 threads failed (2 sub-exceptions)"),
+    ],
+)
+def test_what_a_tests_threads_raised_is_one_exception(errors: list[BaseException], raised: str | None) -> None:
+    failure = workers_failure(errors, 4, "saw it")
+    assert (None if failure is None else f"{type(failure).__name__}: {failure}") == raised
+    if isinstance(failure, BugObserved):
+        assert failure.__cause__ is SEEN_0
