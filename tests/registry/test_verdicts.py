@@ -481,7 +481,8 @@ def test_messages_read_sensibly_for_a_bug_with_no_fix_yet() -> None:
 def test_stale_registry_message_states_what_decided(status: AffectedStatus, facts: str) -> None:
     assert stale_registry_message(KORNIA, status) == (
         f"NOT REPRODUCED kornia-2791: not observed on kornia 0.7.1, inside the registry's affected range {KORNIA.affected} "
-        f"({facts}). If this release fixes it, update [kornia-2791] affected (and first_fixed) in fixtures/known_bugs/bugs.toml."
+        f"({facts}). If no test of it saw it (the verdict table), this release fixes it: update [kornia-2791] affected "
+        "(and first_fixed) in fixtures/known_bugs/bugs.toml. If others did, this case cannot show it: raise Inconclusive there."
     )
 
 
