@@ -3,7 +3,10 @@ affected range and its disagreements with the registry.
 
 Verdicts are read generically: the words that say the bug was or was not seen are named here;
 any other verdict (skipped, inconclusive, error, ...) decides nothing about that release, so the
-release is unsettled: `error` (its run failed) or undecided (the bug could not be told).
+release is unsettled: `error` (its run failed) or undecided (the bug could not be told). Nor do a
+sighting on a build nothing could place (`unplaced`) or a race not seen within its budget. The
+registry's range places each release as the harness does (fixtures/known_bugs/versions.py): an
+`ambiguous` version or a source build is placed by no version, so it never disagrees.
 """
 
 from __future__ import annotations
@@ -14,10 +17,15 @@ from dataclasses import dataclass
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-SEEN = frozenset({"reproduced", "regressed", "unplaced"})
+from fixtures.known_bugs.versions import version_in_range
+
+SEEN = frozenset({"reproduced", "regressed"})
 # not-affected: a release before the bug, where it was not seen or its code had not shipped yet.
 NOT_SEEN = frozenset({"fixed", "not-reproduced", "not-affected"})
 ERROR = "error"
+UNPLACED = "unplaced"
+# A race that did not trigger within its budget, inside the range: it proves nothing.
+RACE_NOT_SEEN = "not-reproduced"
 
 
 class ReleaseError(ValueError):
@@ -35,18 +43,20 @@ def release_order(releases: list[str]) -> list[str]:
     return [parsed[version] for version in sorted(parsed)]
 
 
-def observation(verdict: str | None) -> bool | None:
-    """True: the bug was seen; False: looked for and not seen; None: this verdict decides nothing."""
+def observation(verdict: str | None, kind: str = "deterministic") -> bool | None:
+    """True: the bug was seen; False: looked for and not seen; None: this verdict decides nothing
+    (a race's `not-reproduced` included)."""
     if verdict in SEEN:
         return True
-    if verdict in NOT_SEEN:
+    if verdict in NOT_SEEN and not (kind == "race" and verdict == RACE_NOT_SEEN):
         return False
     return None
 
 
-def registry_says_affected(affected: SpecifierSet, release: str) -> bool:
-    """Whether the registry's range holds the release; pre-releases and dev builds count."""
-    return affected.contains(Version(release), prereleases=True)
+def registry_says_affected(affected: SpecifierSet, ambiguous: SpecifierSet | None, release: str) -> bool | None:
+    """Whether the registry's range holds the release, as the harness places it: pre-releases
+    count; None for a version no range places (an `ambiguous` one, a development or source build)."""
+    return version_in_range(affected, ambiguous, release)
 
 
 @dataclass(frozen=True)
@@ -58,13 +68,13 @@ class Window:
     first_fixed: str | None
 
 
-def measured_windows(row: dict[str, str | None]) -> list[Window]:
+def measured_windows(row: dict[str, str | None], kind: str = "deterministic") -> list[Window]:
     """The affected windows a verdict row (release -> verdict, oldest first) shows. A release
     whose verdict decides nothing neither opens nor closes a window."""
     windows: list[Window] = []
     opened: str | None = None
     for release, verdict in row.items():
-        seen = observation(verdict)
+        seen = observation(verdict, kind)
         if seen is True and opened is None:
             opened = release
         elif seen is False and opened is not None:
@@ -83,15 +93,16 @@ class Disagreement:
     reason: str
 
 
-def disagreement(release: str, verdict: str | None, registry_affected: bool, bug_kind: str) -> Disagreement | None:
+def disagreement(release: str, verdict: str | None, registry_affected: bool | None, bug_kind: str) -> Disagreement | None:
     """Where the release's verdict and the registry's range cannot both be right. A race that did
-    not trigger within its budget proves nothing, so it never disagrees."""
-    if verdict is None:
+    not trigger within its budget proves nothing, so it never disagrees; nor does a release no
+    version places (registry_affected None)."""
+    if verdict is None or registry_affected is None:
         return None
-    seen = observation(verdict)
+    seen = observation(verdict, bug_kind)
     if verdict == "regressed" or (seen is True and not registry_affected):
         return Disagreement(release, verdict, registry_affected, "seen outside the registry's affected range")
-    if seen is False and registry_affected and bug_kind != "race":
+    if seen is False and registry_affected:
         return Disagreement(release, verdict, registry_affected, "not seen inside the registry's affected range")
     return None
 
@@ -106,15 +117,16 @@ class Unsettled:
     reason: str
 
 
-def unsettled(release: str, verdict: str | None, registry_affected: bool, bug_kind: str) -> Unsettled | None:
+def unsettled(release: str, verdict: str | None, bug_kind: str) -> Unsettled | None:
     """Why the release's verdict cannot confirm the registry, or None when it can."""
     if verdict == ERROR:
         return Unsettled(release, verdict, "its run errored")
-    seen = observation(verdict)
-    if seen is None:
-        return Unsettled(release, verdict, f"the bug was not decided ({verdict or 'no verdict'})")
-    if seen is False and registry_affected and bug_kind == "race":
+    if verdict == UNPLACED:
+        return Unsettled(release, verdict, "seen on a build nothing could place")
+    if bug_kind == "race" and verdict == RACE_NOT_SEEN:
         return Unsettled(release, verdict, "a race that did not trigger within its budget proves nothing")
+    if observation(verdict, bug_kind) is None:
+        return Unsettled(release, verdict, f"the bug was not decided ({verdict or 'no verdict'})")
     return None
 
 
@@ -127,7 +139,7 @@ class BugScan:
     registry_affected_range: str
     registry_first_fixed: str
     verdicts: dict[str, str | None]  # release -> verdict (None: no verdict for this bug), oldest first
-    registry_affected: dict[str, bool]
+    registry_affected: dict[str, bool | None]  # None: no version places it (ambiguous, a source build)
     # Per release, the release of the bug's own package the registry judged, where that is
     # another package's (a torch scan's torchvision); empty where each release is the bug's own.
     placed_by: dict[str, str]
@@ -154,15 +166,15 @@ class BugScan:
 
 def scan_bug(
     *, bug_id: str, title: str, affected: SpecifierSet, first_fixed: str, kind: str, verdicts: dict[str, str | None],
-    placed_by: dict[str, str] | None = None,
+    placed_by: dict[str, str] | None = None, ambiguous: SpecifierSet | None = None,
 ) -> BugScan:
     """The row for one bug: verdicts in release order, measured windows and disagreements.
     placed_by: per scanned release, the release of the bug's own package it held, where that is
     another package (torchvision 0.21.0 in torch 2.6.0's environment); default the release itself."""
     row = {release: verdicts.get(release) for release in release_order(list(verdicts))}
-    in_range = {release: registry_says_affected(affected, (placed_by or {}).get(release, release)) for release in row}
+    in_range = {release: registry_says_affected(affected, ambiguous, (placed_by or {}).get(release, release)) for release in row}
     found = [disagreement(release, verdict, in_range[release], kind) for release, verdict in row.items()]
-    left_open = [unsettled(release, verdict, in_range[release], kind) for release, verdict in row.items()]
+    left_open = [unsettled(release, verdict, kind) for release, verdict in row.items()]
     return BugScan(
         bug_id=bug_id,
         title=title,
@@ -171,7 +183,7 @@ def scan_bug(
         verdicts=row,
         registry_affected=in_range,
         placed_by={release: placed for release, placed in (placed_by or {}).items() if placed != release},
-        windows=tuple(measured_windows(row)),
+        windows=tuple(measured_windows(row, kind)),
         disagreements=tuple(item for item in found if item is not None),
         unsettled=tuple(item for item in left_open if item is not None),
     )

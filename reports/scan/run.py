@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -188,9 +189,21 @@ def release_verdicts(document: dict, package: str, release: str, bugs: list[Bug]
             continue
         if seen is not None and not is_pep440(seen):
             raise ScanError(f"{package} {release}: the run saw {package} {seen!r}, which is not a PEP 440 version (a git build?)")
-        if seen is None or Version(seen) != Version(release):
+        if seen is None or not same_release(seen, release):
             raise ScanError(f"{package} {release}: the run saw {package} {seen or '(not installed)'}; is it shadowed on sys.path?")
     return {bug.id: records[bug.id]["verdict"] if bug.id in records else None for bug in bugs}
+
+
+# The label a package index adds to a wheel built for a backend (torch 2.6.0+cpu, +cu130, +rocm6.2).
+_PLATFORM_LABEL = re.compile(r"cpu|cu\d+|rocm\d+(\.\d+)*|xpu")
+
+
+def same_release(seen: str, release: str) -> bool:
+    """Whether the run saw the release it was given: a platform label the index added (2.6.0+cpu
+    for 2.6.0, UV_TORCH_BACKEND's wheels) is the same release; any other label is another build."""
+    seen_version, asked = Version(seen), Version(release)
+    platform_build = asked.local is None and _PLATFORM_LABEL.fullmatch(seen_version.local or "") is not None
+    return seen_version == asked or (platform_build and seen_version.public == asked.public)
 
 
 def installed_versions(document: dict, bugs: list[Bug]) -> dict[str, str | None]:
@@ -271,7 +284,7 @@ def bug_scans(bugs: list[Bug], runs: list[ReleaseRun]) -> list[BugScan]:
         scan_bug(
             bug_id=bug.id, title=bug.title, affected=bug.affected, first_fixed=str(bug.first_fixed or "no release yet"), kind=bug.kind,
             verdicts={run.release: run.verdicts[bug.id] for run in runs},
-            placed_by={run.release: run.installed[bug.id] or run.release for run in runs},
+            placed_by={run.release: run.installed[bug.id] or run.release for run in runs}, ambiguous=bug.ambiguous,
         )
         for bug in bugs
     ]
@@ -300,7 +313,9 @@ def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None, f
     lines = []
     for bug in scans:
         lines.append(
-            f"{bug.bug_id}: measured first affected {bug.first_affected or '-'}, first fixed {bug.first_fixed or '-'}; "
+            f"{bug.bug_id}: measured first affected {bug.first_affected or '-'}, first fixed {bug.first_fixed or '-'}"
+            + "".join(f", seen again from {w.first_affected} up to {w.first_fixed or 'the newest scanned'}" for w in bug.windows[1:])
+            + "; "
             f"registry affected {bug.registry_affected_range}, first fixed {bug.registry_first_fixed}"
             + (f" (of the release each held: {', '.join(f'{r} {v}' for r, v in bug.placed_by.items())})" if bug.placed_by else "")
         )

@@ -45,10 +45,16 @@ def test_a_release_that_is_no_version_is_refused() -> None:
 @pytest.mark.parametrize(
     ("verdict", "seen"),
     [("reproduced", True), ("regressed", True), ("fixed", False), ("not-reproduced", False),
+     ("unplaced", None),  # seen, on a build nothing placed: it says nothing of the range
      ("inconclusive", None), ("skipped", None), ("error", None), ("some-future-verdict", None), (None, None)],
 )
 def test_observation_reads_any_verdict(verdict: str | None, seen: bool | None) -> None:
     assert observation(verdict) is seen
+
+
+@pytest.mark.parametrize(("verdict", "seen"), [("not-reproduced", None), ("fixed", False), ("reproduced", True)])
+def test_a_race_not_seen_within_its_budget_decides_nothing(verdict: str, seen: bool | None) -> None:
+    assert observation(verdict, "race") is seen
 
 
 R, F, N, S, E = "reproduced", "fixed", "not-reproduced", "skipped", "error"
@@ -115,14 +121,42 @@ def test_a_narrowed_registry_disagrees_on_the_releases_it_left_out() -> None:
     assert (bug.first_affected, bug.first_fixed) == ("0.6.10", "0.7.2")
 
 
-def test_the_registry_range_counts_dev_builds() -> None:
+def test_a_dev_build_is_placed_by_no_version_so_its_verdict_never_disagrees() -> None:
+    """Its verdict was placed by its commit (or is `unplaced`): the range cannot judge it."""
     bug = scan_bug(
-        bug_id="kornia-2837", title="mean", affected=SpecifierSet("==0.7.2.dev0"), first_fixed="0.7.2",
-        kind="deterministic", verdicts={"0.7.2": F, "0.7.2.dev0": R, "0.7.1": F},
+        bug_id="kornia-2837", title="mean", affected=SpecifierSet(">=0.7.2,<0.8.2"), first_fixed="0.8.2",
+        kind="deterministic", verdicts={"0.7.2": R, "0.7.2.dev0": R, "0.7.1": "not-affected", "0.8.2": F},
     )
-    assert bug.registry_affected == {"0.7.1": False, "0.7.2.dev0": True, "0.7.2": False}
-    assert (bug.first_affected, bug.first_fixed) == ("0.7.2.dev0", "0.7.2")
-    assert bug.disagreements == ()
+    assert bug.registry_affected == {"0.7.1": False, "0.7.2.dev0": None, "0.7.2": True, "0.8.2": False}
+    assert (bug.first_affected, bug.first_fixed) == ("0.7.2.dev0", "0.8.2")
+    assert bug.disagreements == () and bug.unsettled == ()
+
+
+def test_an_unplaced_sighting_neither_disagrees_nor_opens_a_window() -> None:
+    bug = scan_bug(
+        bug_id="torchvision-8587", title="noise", affected=SpecifierSet(">=0.19.0,<0.22.0"), first_fixed="0.22.0",
+        kind="deterministic", verdicts={"0.21.0": R, "0.22.0a0+7a13ad0": "unplaced", "0.22.0": F},
+    )
+    assert bug.disagreements == () and bug.windows == (Window("0.21.0", "0.22.0"),)
+    assert [(item.release, item.reason) for item in bug.undecided] == [("0.22.0a0+7a13ad0", "seen on a build nothing could place")]
+
+
+def test_an_ambiguous_version_placed_by_the_probe_never_disagrees() -> None:
+    """sam2 from git says 1.0 on both sides of its fix: the harness's probe placed it."""
+    bug = scan_bug(
+        bug_id="sam2-460", title="cache", affected=SpecifierSet("<1.1.0"), first_fixed="1.1.0", kind="deterministic",
+        verdicts={"0.4.1": R, "1.0": F, "1.1.0": F}, ambiguous=SpecifierSet("==1.0"),
+    )
+    assert bug.registry_affected["1.0"] is None and bug.disagreements == () and bug.unsettled == ()
+
+
+def test_a_race_not_seen_inside_the_range_moves_no_edge() -> None:
+    bug = scan_bug(
+        bug_id="torchvision-9606", title="race", affected=SpecifierSet(">=0.19.0,<0.22.0"), first_fixed="0.22.0", kind="race",
+        verdicts={"0.19.0": R, "0.20.0": N, "0.21.0": R, "0.22.0": F},
+    )
+    assert bug.windows == (Window("0.19.0", "0.22.0"),) and (bug.first_affected, bug.first_fixed) == ("0.19.0", "0.22.0")
+    assert [item.release for item in bug.undecided] == ["0.20.0"] and bug.disagreements == ()
 
 
 def test_the_page_frames_exactly_the_disagreeing_releases() -> None:
@@ -137,22 +171,23 @@ def test_the_page_frames_exactly_the_disagreeing_releases() -> None:
 
 
 @pytest.mark.parametrize(
-    ("verdict", "registry_affected", "kind", "reason"),
+    ("verdict", "kind", "reason"),
     [
-        ("reproduced", True, "deterministic", None),
-        ("fixed", False, "deterministic", None),
-        ("regressed", False, "deterministic", None),  # a disagreement, decided
-        ("error", True, "deterministic", "its run errored"),
-        ("error", False, "race", "its run errored"),
-        ("skipped", True, "deterministic", "the bug was not decided (skipped)"),
-        ("inconclusive", False, "deterministic", "the bug was not decided (inconclusive)"),
-        (None, True, "deterministic", "the bug was not decided (no verdict)"),
-        ("not-reproduced", True, "race", "a race that did not trigger within its budget proves nothing"),
-        ("not-reproduced", False, "race", None),  # outside the range, not seeing it is what the registry says
+        ("reproduced", "deterministic", None),
+        ("fixed", "deterministic", None),
+        ("fixed", "race", None),  # after the range: what the registry says
+        ("regressed", "deterministic", None),  # a disagreement, decided
+        ("error", "deterministic", "its run errored"),
+        ("error", "race", "its run errored"),
+        ("skipped", "deterministic", "the bug was not decided (skipped)"),
+        ("inconclusive", "deterministic", "the bug was not decided (inconclusive)"),
+        (None, "deterministic", "the bug was not decided (no verdict)"),
+        ("not-reproduced", "race", "a race that did not trigger within its budget proves nothing"),
+        ("unplaced", "deterministic", "seen on a build nothing could place"),
     ],
 )
-def test_unsettled(verdict: str | None, registry_affected: bool, kind: str, reason: str | None) -> None:
-    found = unsettled("0.7.1", verdict, registry_affected, kind)
+def test_unsettled(verdict: str | None, kind: str, reason: str | None) -> None:
+    found = unsettled("0.7.1", verdict, kind)
     assert (found.reason if found else None) == reason
 
 
@@ -238,3 +273,12 @@ def test_a_release_before_the_bug_is_a_decided_not_seen(verdict: str, seen: bool
 def test_not_affected_below_the_range_agrees_with_the_registry() -> None:
     bug = kornia_2791(">=0.7.2,<0.8.2", {"0.7.1": "not-affected", "0.7.2": R, "0.8.2": F})
     assert (bug.disagreements, bug.unsettled, outcome_line([bug])) == ((), (), "agrees with the registry: every release decided")
+
+
+def test_the_summary_names_every_window_the_bug_was_seen_in(tmp_path) -> None:
+    """A sighting before the range opens a window of its own: the summary's first window is not
+    the whole story (nor its end a fix of the registered bug)."""
+    bug = kornia_2791(">=0.7.2,<0.8.2", {"0.7.1": "regressed", "0.7.2rc1": "not-affected", "0.7.2": R, "0.8.2": F})
+    assert summary_lines(tmp_path, [bug])[0].startswith(
+        "kornia-2791: measured first affected 0.7.1, first fixed 0.7.2rc1, seen again from 0.7.2 up to 0.8.2; registry affected"
+    )

@@ -103,6 +103,9 @@ def record(installed: str | None, verdict: str = "reproduced") -> dict:
         (None, "the run saw kornia (not installed)"),
         ("0.7.1.git-abc", "the run saw kornia '0.7.1.git-abc', which is not a PEP 440 version"),  # a git build
         ("0.7.1+git.abc", "the run saw kornia 0.7.1+git.abc"),  # a local build of it is another build
+        ("0.7.1+cpu", None),  # a platform label the index added (UV_TORCH_BACKEND=cpu's torch 2.6.0+cpu)
+        ("0.7.1+cu130", None),
+        ("0.7.1+rocm6.2", None),
     ],
 )
 def test_a_run_must_see_the_release_it_scans(installed: str | None, error: str | None) -> None:
