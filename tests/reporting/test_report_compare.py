@@ -49,6 +49,20 @@ NEW = document(
 )
 
 
+@pytest.mark.parametrize(
+    ("old", "newly_fixed"),
+    [
+        ("reproduced", True), ("regressed", True), ("unplaced", True),
+        # OLD never saw the bug: a release before it, a package not installed, a run that could not tell.
+        ("not-affected", False), ("skipped", False), ("error", False), ("inconclusive", False),
+        ("not-reproduced", False),  # a race OLD did not see within its budget
+    ],
+)
+def test_newly_fixed_only_where_the_old_run_saw_the_bug(old: str, newly_fixed: bool) -> None:
+    comparison = compare(document({"a-1": old}, {}), document({"a-1": "fixed"}, {}))
+    assert bool(comparison.newly_fixed) is newly_fixed
+
+
 def test_new_regressions_are_those_not_regressed_before() -> None:
     comparison = compare(OLD, NEW)
     assert [c.bug_id for c in comparison.new_regressions] == ["a-1", "new-5"]  # c-3 was regressed already
