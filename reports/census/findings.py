@@ -76,7 +76,7 @@ class Finding:
     error: str
     releases: list[str]
     tests: dict[str, list[str]]  # release -> test node ids (the first few)
-    triage: dict[str, str]  # a sweep finding's allow-list triage (bug / reason), the strongest of its releases
+    triage: dict[str, str]  # a sweep finding's allow-list triage (bug / reason), the same at each of its releases
     match: dict[str, str]  # {"kind": bug|upstream|not_found|triaged|unmatched, "value": ..., "how": ...}
 
     @property
@@ -102,16 +102,18 @@ def match_of(where: str, error: str, triage: dict[str, str], matches: list[Match
 
 
 def group_findings(failures: list[Failure], release_order: list[str], matches: list[Match]) -> list[Finding]:
-    """One finding per (kind, where, error), its releases in `release_order`; oldest first seen first."""
-    grouped: dict[tuple[str, str, str], list[Failure]] = {}
+    """One finding per (kind, where, error, allow-list triage), its releases in `release_order`;
+    oldest first seen first. The allow-list triages a finding at the releases of its entry only
+    (a bug's affected range): where it comes back outside them (after the fix) it is a finding of
+    its own, never hidden behind the registered bug."""
+    grouped: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], list[Failure]] = {}
     for failure in failures:
-        grouped.setdefault((failure.kind, failure.where, failure.error), []).append(failure)
+        grouped.setdefault((failure.kind, failure.where, failure.error, tuple(sorted(failure.triage.items()))), []).append(failure)
     findings = []
-    for (kind, where, error), members in grouped.items():
+    for (kind, where, error, triaged), members in grouped.items():
         releases = [release for release in release_order if any(member.release == release for member in members)]
         tests = {release: sorted({member.test for member in members if member.release == release})[:EXAMPLES] for release in releases}
-        # The allow-list may triage a finding at some releases only: the strongest triage speaks for it.
-        triage = max((member.triage for member in members), key=lambda triage: (bool(triage.get("bug")), bool(triage.get("reason"))))
+        triage = dict(triaged)
         every_test = [member.test for member in members]
         findings.append(Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches, every_test)))
     position = {release: index for index, release in enumerate(release_order)}

@@ -153,6 +153,20 @@ def test_a_sweep_finding_the_allow_list_charges_to_a_bug_belongs_to_that_bug() -
     assert triaged.match == {"kind": "triaged", "value": "", "how": "the sweep allow-list: re-cast on every call"}
 
 
+def test_a_charged_finding_that_comes_back_after_the_bugs_fix_is_a_finding_of_its_own() -> None:
+    """The allow-list charges it to kornia-4536 inside that bug's range only: at 0.9.0 (the fix)
+    the same finding is untriaged, and the strongest triage must not speak for it there."""
+    row = {"sweep": "device", "callable": "kornia.augmentation.RandomLinearIllumination", "device": "simcuda:1", "result": "finding",
+           "finding": "device-error (module moved)"}
+    failures = [
+        *sweep_failures("0.8.2", {"sweeps": [{**row, "triaged": "the registered bug", "charged": "kornia-4536"}]}),
+        *sweep_failures("0.9.0", {"sweeps": [row]}),
+    ]
+    charged, back = group_findings(failures, ["0.8.2", "0.9.0"], [])
+    assert (charged.releases, charged.match["kind"], charged.match["value"]) == (["0.8.2"], "bug", "kornia-4536")
+    assert (back.releases, back.match["kind"]) == (["0.9.0"], "unmatched")
+
+
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
