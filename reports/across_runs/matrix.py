@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 
 from reports.pages.html import standalone_page, verdict_badge
-from reports.run.environment import gpu_summary, releases
+from reports.run.environment import gpu_summary, release_sort_key, releases
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def matrix_columns(documents: list[tuple[Path, dict]], output: Path) -> list[Col
         )
         for path, document in documents
     ]
-    return sorted(columns, key=lambda column: (column.releases, column.gpu, column.job))
+    return sorted(columns, key=lambda column: (release_sort_key(column.releases), column.gpu, column.job))
 
 
 def bug_rows(columns: list[Column]) -> dict[str, str]:

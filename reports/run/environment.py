@@ -9,6 +9,9 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Sequence
+
+from packaging.version import InvalidVersion, Version
 
 from fixtures.devices.driver import nvidia_driver_version
 from fixtures.known_bugs.versions import installed_version
@@ -141,9 +144,23 @@ def worker_summary(seen: dict) -> str:
 
 
 def releases(environment: dict) -> list[str]:
-    """["torch 2.14.1", "torchvision 0.29.1", "kornia 0.9.0"]: the releases a run tested."""
+    """["torch 2.14.1", "torchvision 0.29.1", "kornia 0.9.0"]: the releases a run tested, and
+    sam2's where installed (the optional extra)."""
     packages = environment["packages"]
-    return [f"{name} {packages.get(name) or '(not installed)'}" for name in ("torch", "torchvision", "kornia")]
+    always = [f"{name} {packages.get(name) or '(not installed)'}" for name in ("torch", "torchvision", "kornia")]
+    return always + ([f"sam2 {packages['sam2']}"] if packages.get("sam2") else [])
+
+
+def release_sort_key(named: Sequence[str]) -> tuple:
+    """Releases ("torch 2.10.0", ...) in PEP 440 order, not as text (2.6.0 before 2.10.0)."""
+    return tuple((name, _version_or_last(version)) for name, _, version in (release.partition(" ") for release in named))
+
+
+def _version_or_last(version: str) -> tuple:
+    try:
+        return (0, Version(version))
+    except InvalidVersion:  # "(not installed)"
+        return (1, version)
 
 
 def release_summary(environment: dict) -> str:

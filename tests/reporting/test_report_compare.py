@@ -222,6 +222,17 @@ def test_matrix_has_a_column_per_job_sorted_by_release_and_gpu(tmp_path: Path) -
     assert 'title="not in this run"' in page  # b-2 in the 0.7.2 job
 
 
+def test_matrix_columns_follow_release_order_not_text_and_name_sam2(tmp_path: Path) -> None:
+    """torch 2.6.0 before 2.10.0 (text order put it after), and two sam2 jobs told apart."""
+    def job(torch: str, sam2: str | None, name: str) -> tuple[Path, dict]:
+        packages = {**ENVIRONMENT["packages"], "torch": torch, "sam2": sam2}
+        return tmp_path / name / "results.json", document({"a-1": "fixed"}, {}, {**ENVIRONMENT, "packages": packages})
+
+    columns = matrix_columns([job("2.10.0", None, "t210"), job("2.6.0", "1.1.0", "sam2-110"), job("2.6.0", "0.4.1", "sam2-041")], tmp_path / "m.html")
+    assert [column.releases[0] for column in columns] == ["torch 2.6.0", "torch 2.6.0", "torch 2.10.0"]
+    assert [column.releases[3:] for column in columns] == [("sam2 0.4.1",), ("sam2 1.1.0",), ()]
+
+
 def test_matrix_links_to_the_ci_report_url_when_set(tmp_path: Path) -> None:
     environment = {**ENVIRONMENT, "ci": {"HARNESS_REPORT_URL": "https://ci.invalid/run/7/report.html"}}
     href = report_href(tmp_path / "a" / "results.json", document({}, {}, environment), tmp_path / "out" / "m.html")
