@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 from fixtures.known_bugs.registry import DEFAULT_REGISTRY
+from fixtures.races.budget import parse_race_budget
 from reports import REPOSITORY
 from reports.acceptance.gpus import GpuQueryError, visible_gpu_names
 from reports.acceptance.steps import DEFAULT_RACE_BUDGET, acceptance_root, acceptance_steps, observed_folder
@@ -208,9 +209,10 @@ def run_acceptance(race_budget: str, out: Path | None) -> int:
     from simcuda import runner_gpus  # here: the matrix page's job installs only pytest and packaging
 
     try:
+        parse_race_budget(race_budget)  # before any step runs: each would refuse it, after the GPUs were listed
         simulated = runner_gpus(os.environ) is not None
         root = acceptance_root(out, simulated)
-    except ValueError as error:  # RunnerConfigError included
+    except ValueError as error:  # RaceBudgetError and RunnerConfigError included
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT
     try:

@@ -95,6 +95,14 @@ def test_acceptance_without_a_gpu_is_one_line(capsys, monkeypatch) -> None:
     ]
 
 
+def test_a_bad_race_budget_is_one_line_before_any_step_runs(capsys, monkeypatch) -> None:
+    monkeypatch.setattr(subprocess, "run", answering_gpu_names(["NVIDIA H200"], pytest_run=None))
+    assert main(["acceptance", "--race-budget", "abc"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: --race-budget: 'abc' is not a positive count (20) or time (90s)"
+    ]
+
+
 def fake_acceptance(monkeypatch, tmp_path: Path, crashed: str | None = None) -> list[list[str]]:
     """Two faked GPUs and a faked pytest run from elsewhere than the checkout, writing under
     tmp_path/observed; the step named `crashed` exits 1 leaving no results.json."""

@@ -27,6 +27,13 @@ def test_malformed(text: str) -> None:
         parse_race_budget(text)
 
 
+# The last of each kind won: "20,90" (the s left off) ran 90 iterations with no time limit.
+@pytest.mark.parametrize(("text", "kind"), [("20,90", "count"), ("3,20s,5", "count"), ("5s,2s", "time")])
+def test_a_count_or_a_time_given_twice_is_refused(text: str, kind: str) -> None:
+    with pytest.raises(RaceBudgetError, match=f"gives a {kind} twice"):
+        parse_race_budget(text)
+
+
 def test_count_bounds_iterations() -> None:
     assert list(RaceBudget(3, None).iterations()) == [0, 1, 2]
 
