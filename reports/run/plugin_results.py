@@ -56,7 +56,9 @@ def report_dir(config: pytest.Config) -> Path | None:
     if config.getoption("no_reports") or in_isolated_child(os.environ):
         return None
     chosen = config.getoption("report_dir")
-    if chosen:
+    if chosen == "":  # a template that left it out (--report-dir=$DIR): never the checkout's folder
+        raise pytest.UsageError("--report-dir is empty; give a folder, or --no-reports")
+    if chosen is not None:
         return Path(chosen)
     if os.environ.get(SELF_TEST_ENV):
         return None

@@ -1,5 +1,5 @@
 """A small pytester session whose reports show every kind of row a reviewer meets: a reproduced,
-a regressed and a fixed bug (fake bugs of the installed pytest), a device skip, a control, a
+a regressed and a fixed bug (seen, in the run of the release before: BEFORE) (fake bugs of the installed pytest), a device skip, a control, a
 plain failure, images attached to a failing test, and a sweeps section."""
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ def test_regressed(record_property, extras):
 
 @pytest.mark.known_bug("fake-fixed", evidence="proxy")
 def test_fixed():
-    pass
+    if {fixed_seen!r}:  # the last release, which still had it
+        raise BugObserved("the root cause is there")
 
 
 @pytest.mark.known_bug("fake-fixed")
@@ -105,7 +106,8 @@ def run_session(
 ) -> pytest.RunResult:
     """Run the fake tests on cpu and cuda:0 (absent here: a skip) with reports in report_dir;
     `harness` (tests/conftest.py) loads the harness plugins."""
-    harness.makepyfile(test_fake=TESTS.format(sweeps=SWEEPS))
+    # Where the registry still places the release inside fake-fixed's range (BEFORE), its test sees it.
+    harness.makepyfile(test_fake=TESTS.format(sweeps=SWEEPS, fixed_seen=affected["fake-fixed"] == BEFORE["fake-fixed"]))
     registry = write_registry(harness.path / f"bugs-{report_dir.name}.toml", affected)
     run = harness.runpytest_subprocess if subprocess else harness.runpytest
     return run(

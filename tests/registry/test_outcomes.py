@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, collection_error, found_in, observe, other_error_in, skip_reason, workers_failure
+from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, collection_error, found_in, observe, other_error_in, sighting_in, skip_reason, workers_failure
 
 
 def test_observe_raises_the_finding_with_its_description() -> None:
@@ -84,3 +84,8 @@ def test_what_a_tests_threads_raised_is_one_exception(errors: list[BaseException
     assert (None if failure is None else f"{type(failure).__name__}: {failure}") == raised
     if isinstance(failure, BugObserved):
         assert failure.__cause__ is SEEN_0
+
+
+def test_a_sighting_reads_as_its_first_line_wherever_it_sits() -> None:
+    assert sighting_in(ExceptionGroup("two", [ValueError("other"), BugObserved("frame 3 corrupted\ndetails")])) == "frame 3 corrupted"
+    assert sighting_in(BugObserved()) == "observed" and sighting_in(ValueError("plain")) is None

@@ -13,6 +13,9 @@ import pytest
         ("--seed=seven", "argument --seed: 'seven' is not a whole number"),
         ("--report-dir=/proc/forbidden", "--report-dir /proc/forbidden: cannot create it: "),
         ("--history=/srv/mirrors/kornia.git", "--history / $HARNESS_HISTORY: '/srv/mirrors/kornia.git' is not URL=PATH"),
+        # A template that left the value out: never the default (the checkout's reports/out/, every device).
+        ("--report-dir=", "--report-dir is empty; give a folder, or --no-reports"),
+        ("--device=", "--device is empty"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_it(harness, option: str, message: str) -> None:

@@ -51,6 +51,13 @@ def test_malformed_device_spec_is_an_error_naming_the_token(spec: str) -> None:
         parse_device_spec(spec, 2)
 
 
+@pytest.mark.parametrize("spec", ["cuda:128", "cuda:1000000", "cpu,cuda:99999999999999999999999"])
+def test_a_cuda_index_beyond_torchs_names_its_range(spec: str) -> None:
+    """torch keeps a device index in an int8; a larger one hung the expansion."""
+    with pytest.raises(DeviceSpecError, match=r": a CUDA device index is 0 to 127"):
+        parse_device_spec(spec, 2)
+
+
 def test_a_simulated_index_beyond_the_simulation_names_its_range() -> None:
     with pytest.raises(DeviceSpecError, match=r"'simcuda:2': the simulated device has 2 CUDA devices \(simcuda:0 to simcuda:1\)"):
         parse_device_spec("cpu,simcuda:2", 2)
