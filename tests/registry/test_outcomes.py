@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.known_bugs.outcomes import BugObserved, Inconclusive, collection_error, found_in, observe, other_error_in, sighting_in, skip_reason, workers_failure
+from fixtures.known_bugs.outcomes import (
+    BugObserved,
+    Inconclusive,
+    collection_error,
+    found_in,
+    observe,
+    other_error_in,
+    sighting_in,
+    skip_reason,
+    workers_failure,
+)
 
 
 def test_observe_raises_the_finding_with_its_description() -> None:
