@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fixtures.known_bugs.verdicts import VERDICTS
 from reports.run.results import SCHEMA_VERSION
 
 _SECTIONS = (("environment", dict), ("verdicts", list), ("tests", list))
@@ -25,7 +26,35 @@ def check_results(document: object, source: str) -> dict:
     for name, kind in _SECTIONS:
         if not isinstance(document.get(name), kind):
             raise ResultsError(f"{source}: '{name}' must be a JSON {'object' if kind is dict else 'array'}")
+    problem = environment_problem(document["environment"]) or next(
+        filter(None, (*map(verdict_problem, document["verdicts"]), *map(test_problem, document["tests"]))), None
+    )
+    if problem:
+        raise ResultsError(f"{source}: {problem}")
     return document
+
+
+def environment_problem(environment: dict) -> str:
+    """What the tools read of the environment, where it is missing or of the wrong kind ("" when none)."""
+    if not isinstance(environment.get("packages"), dict):
+        return "'environment' has no 'packages' object"
+    if not isinstance(environment.get("gpus", []), list):
+        return "'environment' 'gpus' must be a JSON array"
+    return ""
+
+
+def verdict_problem(record: object) -> str:
+    if not isinstance(record, dict) or not isinstance(record.get("bug_id"), str):
+        return f"a 'verdicts' entry without a 'bug_id' string: {json.dumps(record)[:80]}"
+    if record.get("verdict") not in VERDICTS:
+        return f"{record['bug_id']}: verdict {record.get('verdict')!r} is none of {', '.join(VERDICTS)}"
+    return ""
+
+
+def test_problem(record: object) -> str:
+    if not isinstance(record, dict) or not all(isinstance(record.get(key), str) for key in ("nodeid", "outcome")):
+        return f"a 'tests' entry without 'nodeid' and 'outcome' strings: {json.dumps(record)[:80]}"
+    return ""
 
 
 def load_results(path: Path) -> dict:

@@ -302,6 +302,15 @@ def test_matrix_command_writes_the_grid(tmp_path: Path, capsys) -> None:
         ({"verdicts": []}, "not a harness results file (no schema_version)"),
         ({**NEW, "schema_version": 2}, "schema_version 2; these tools read 1"),
         ({**NEW, "verdicts": {}}, "'verdicts' must be a JSON array"),
+        # Records the pages read: a KeyError exited 1, as a regression does.
+        ({**NEW, "environment": {}}, "'environment' has no 'packages' object"),
+        ({**NEW, "environment": {**ENVIRONMENT, "gpus": "H100"}}, "'environment' 'gpus' must be a JSON array"),
+        ({**NEW, "verdicts": [{}]}, "a 'verdicts' entry without a 'bug_id' string: {}"),
+        ({**NEW, "verdicts": [{"bug_id": "a-1", "verdict": None}]}, "a-1: verdict None is none of reproduced, fixed, regressed, "
+         "unplaced, not-reproduced, not-affected, inconclusive, skipped, error"),
+        ({**NEW, "verdicts": [{"bug_id": "a-1", "verdict": "banana"}]}, "a-1: verdict 'banana' is none of reproduced, fixed, "
+         "regressed, unplaced, not-reproduced, not-affected, inconclusive, skipped, error"),
+        ({**NEW, "tests": [{}]}, "a 'tests' entry without 'nodeid' and 'outcome' strings: {}"),
     ],
 )
 @pytest.mark.parametrize("command", ["compare", "matrix"])

@@ -64,7 +64,7 @@ def results(exit_status: int = 1, tv_9606: str = "reproduced") -> dict:
         },
         {"nodeid": "a[cpu]", "outcome": "passed", "message": "", "properties": {"known_bug": "torchvision-9606"}},
     ]
-    return results_document(started="s", finished="f", exit_status=exit_status, environment={}, verdicts=verdicts, tests=tests, sections={})
+    return results_document(started="s", finished="f", exit_status=exit_status, environment={"packages": {}}, verdicts=verdicts, tests=tests, sections={})
 
 
 def test_summary_names_verdict_evidence_and_the_gpus_each_bug_ran_on() -> None:
@@ -197,7 +197,7 @@ def test_the_conformance_lines_name_each_failure_and_why_tests_skipped() -> None
         {"nodeid": "t[b-racy]", "outcome": "skipped", "message": "needs a real CUDA GPU"},
         {"nodeid": "t[b-ordered]", "outcome": "skipped", "message": "needs a real CUDA GPU"},
     ]
-    document = results_document(started="s", finished="f", exit_status=1, environment={}, verdicts=[], tests=tests, sections={})
+    document = results_document(started="s", finished="f", exit_status=1, environment={"packages": {}}, verdicts=[], tests=tests, sections={})
     assert conformance_lines("conformance", document) == [
         "[conformance] exit status 1: 1 failed, 1 passed, 2 skipped",
         "  failed: t[a-racy] | assert True == False",
