@@ -148,6 +148,18 @@ def test_an_entry_reads_into_every_field(tmp_path: Path) -> None:
         (VALID_ENTRY + "notes = 3\n", "field(s) must be strings: notes"),
         (VALID_ENTRY + 'simulable = "yes"\n', "field(s) must be true or false: simulable"),
         (
+            VALID_ENTRY.replace('first_fixed = "2.1"', 'first_fixed = "2.0.5"'),
+            "first_fixed = '2.0.5' lies inside affected = '<2.1,>=2.0'",
+        ),
+        (
+            VALID_ENTRY.replace('">=2.0,<2.1"', '">=2.2,<2.1"'),
+            "affected = '<2.1,>=2.2' holds no version (its lower bound is above its upper)",
+        ),
+        (
+            VALID_ENTRY.replace('">=2.0,<2.1"', '">2.1,<=2.1"'),
+            "affected = '<=2.1,>2.1' holds no version (its lower bound is above its upper)",
+        ),
+        (
             VALID_ENTRY.replace('"deterministic"', '"race"') + "simulable = true\n",
             "simulable = true for a race: the simulated device cannot show a race",
         ),

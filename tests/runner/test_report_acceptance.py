@@ -64,7 +64,9 @@ def results(exit_status: int = 1, tv_9606: str = "reproduced") -> dict:
         },
         {"nodeid": "a[cpu]", "outcome": "passed", "message": "", "properties": {"known_bug": "torchvision-9606"}},
     ]
-    return results_document(started="s", finished="f", exit_status=exit_status, environment={"packages": {}}, verdicts=verdicts, tests=tests, sections={})
+    return results_document(
+        started="s", finished="f", exit_status=exit_status, environment={"packages": {}}, verdicts=verdicts, tests=tests, sections={}
+    )
 
 
 def test_summary_names_verdict_evidence_and_the_gpus_each_bug_ran_on() -> None:
