@@ -45,6 +45,26 @@ from reports.scan.run import default_cache, scan
 BAD_INPUT = 2
 
 
+def a_path(text: str) -> Path:
+    """A path argument; an empty one (a template that left it out) would be the working directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
+    return Path(text)
+
+
+def workers(text: str) -> str:
+    """pytest-xdist's -n value: auto, logical, or a count (0: one process), checked before any install."""
+    if text in ("auto", "logical") or (text.isascii() and text.isdecimal()):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is not auto, logical or a count of workers")
+
+
+def nonempty(text: str) -> str:
+    if not text:
+        raise argparse.ArgumentTypeError("an empty value")
+    return text
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(
         prog="python -m reports",
@@ -59,9 +79,9 @@ def parser() -> argparse.ArgumentParser:
         "counts by kind (newly failing, newly passing, only in old, only in new, outcome changed) and the first "
         f"{EXAMPLES} tests of each. Exit 0: no new regression; 1: a bug regressed or errored in NEW that did not in OLD; 2: bad input.",
     )
-    compare_command.add_argument("old", type=Path, metavar="OLD.json", help="the earlier run's results.json (the last release, say)")
-    compare_command.add_argument("new", type=Path, metavar="NEW.json", help="the later run's results.json")
-    compare_command.add_argument("-o", "--output", type=Path, default=Path("compare.html"), help="HTML page (default: compare.html)")
+    compare_command.add_argument("old", type=a_path, metavar="OLD.json", help="the earlier run's results.json (the last release, say)")
+    compare_command.add_argument("new", type=a_path, metavar="NEW.json", help="the later run's results.json")
+    compare_command.add_argument("-o", "--output", type=a_path, default=Path("compare.html"), help="HTML page (default: compare.html)")
     compare_command.add_argument(
         "--all", action="store_true", dest="every_test",
         help=f"print every test whose outcome changed or that only one run has (default: the first {EXAMPLES} of each kind and how many more)",
@@ -71,8 +91,8 @@ def parser() -> argparse.ArgumentParser:
         description="Draw one HTML grid of verdicts from many runs' results.json (a CI matrix's jobs): a row per bug, a column "
         "per job, each cell linking to that job's report.",
     )
-    matrix_command.add_argument("results", type=Path, nargs="+", metavar="RESULTS.json", help="one results.json per job")
-    matrix_command.add_argument("-o", "--output", type=Path, default=Path("matrix.html"), help="HTML page (default: matrix.html)")
+    matrix_command.add_argument("results", type=a_path, nargs="+", metavar="RESULTS.json", help="one results.json per job")
+    matrix_command.add_argument("-o", "--output", type=a_path, default=Path("matrix.html"), help="HTML page (default: matrix.html)")
     scan_command = commands.add_parser(
         "scan", help="each release's verdicts against the registry's ranges; exit 1 on a disagreement or an errored run",
         description="Install each release with no dependencies into a cached folder (a torch release: an environment of its own "
@@ -93,12 +113,14 @@ def parser() -> argparse.ArgumentParser:
         help="run every suite and sweep on each release, not only the scanned bugs' tests (a failure no verdict explains fails the scan)",
     )
     scan_command.add_argument(
-        "--out", type=Path, default=REPOSITORY / "reports" / "out" / "scan",
+        "--out", type=a_path, default=REPOSITORY / "reports" / "out" / "scan",
         help="scan.json, scan.html and one PACKAGE-VERSION/ report folder per release (default: reports/out/scan)",
     )
-    scan_command.add_argument("--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})")
     scan_command.add_argument(
-        "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
+        "--cache", type=a_path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})"
+    )
+    scan_command.add_argument(
+        "--bug-registry", type=a_path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
     )
     census_command = commands.add_parser(
         "census", help="a package's own tests and the harness's sweeps at each release, plainly and simulated: what fails only simulated, by cause",
@@ -114,31 +136,31 @@ def parser() -> argparse.ArgumentParser:
         "releases", nargs="+", metavar="FIRST..LAST|VERSION",
         help="a range (both ends included: the tagged final releases in it, and those --tests-at names) or single releases",
     )
-    census_command.add_argument("--repo", type=Path, required=True, help="the package's git repository (a clone or a bare mirror; never modified)")
+    census_command.add_argument("--repo", type=a_path, required=True, help="the package's git repository (a clone or a bare mirror; never modified)")
     census_command.add_argument(
         "--tests-at", action="append", default=[], metavar="VERSION=REF",
         help="take a release's tests from REF, for a release with no tag vVERSION or VERSION in REPO (repeatable)",
     )
     census_command.add_argument(
-        "--out", type=Path, default=REPOSITORY / "reports" / "out" / "census",
+        "--out", type=a_path, default=REPOSITORY / "reports" / "out" / "census",
         help="census.json, census.html, census.md and one PACKAGE-VERSION/ folder of logs per release (default: reports/out/census)",
     )
     census_command.add_argument(
-        "--cache", type=Path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})"
+        "--cache", type=a_path, default=default_cache(), help=f"installed releases, one folder each (default: {default_cache()})"
     )
     census_command.add_argument(
-        "--suites", type=Path, default=SUITES_TOML, metavar="PATH",
+        "--suites", type=a_path, default=SUITES_TOML, metavar="PATH",
         help="where each package's tests are and how they run (default reports/census/suites.toml; a package of your own: a table of yours)",
     )
     census_command.add_argument(
-        "--matches", type=Path, default=MATCHES_TOML, metavar="PATH",
+        "--matches", type=a_path, default=MATCHES_TOML, metavar="PATH",
         help="what upstream knows of each finding (default reports/census/matches.toml)",
     )
     census_command.add_argument(
-        "--workers", default="auto", metavar="N", help="pytest-xdist workers per session (default auto: one per core; 0: one process)"
+        "--workers", type=workers, default="auto", metavar="N", help="pytest-xdist workers per session (default auto: one per core; 0: one process)"
     )
     census_command.add_argument(
-        "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
+        "--bug-registry", type=a_path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
     )
     redraw_command = commands.add_parser(
         "census-redraw", help="a kept census analysed again (its sessions' files, the current matches.toml); nothing runs",
@@ -148,20 +170,20 @@ def parser() -> argparse.ArgumentParser:
         "Exit statuses as the census's.",
     )
     redraw_command.add_argument(
-        "--out", type=Path, default=REPOSITORY / "reports" / "out" / "census", help="the census's folder (default: reports/out/census)"
+        "--out", type=a_path, default=REPOSITORY / "reports" / "out" / "census", help="the census's folder (default: reports/out/census)"
     )
     redraw_command.add_argument(
-        "--matches", type=Path, default=MATCHES_TOML, metavar="PATH",
+        "--matches", type=a_path, default=MATCHES_TOML, metavar="PATH",
         help="what upstream knows of each finding (default reports/census/matches.toml)",
     )
     redraw_command.add_argument(
-        "--suites", type=Path, default=SUITES_TOML, metavar="PATH", help="as the census's (default reports/census/suites.toml)"
+        "--suites", type=a_path, default=SUITES_TOML, metavar="PATH", help="as the census's (default reports/census/suites.toml)"
     )
     redraw_command.add_argument(
-        "--cache", type=Path, default=default_cache(), help=f"the census's installed releases (default: {default_cache()})"
+        "--cache", type=a_path, default=default_cache(), help=f"the census's installed releases (default: {default_cache()})"
     )
     redraw_command.add_argument(
-        "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
+        "--bug-registry", type=a_path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
     )
     bisect_command = commands.add_parser(
         "bisect", help="which commit brought a known bug (or, with --fixed, took it away), by git bisect run",
@@ -172,20 +194,22 @@ def parser() -> argparse.ArgumentParser:
         "2: bad input; 3: only skipped commits are left (the candidates are printed).",
     )
     bisect_command.add_argument("package", help="a package the registry names (kornia, sam2)")
-    bisect_command.add_argument("--repo", required=True, help="the package's git repository: a URL, a clone or a bare mirror (never modified)")
+    bisect_command.add_argument(
+        "--repo", type=nonempty, required=True, help="the package's git repository: a URL, a clone or a bare mirror (never modified)"
+    )
     bisect_command.add_argument("--good", required=True, metavar="REF", help="a commit without the bug")
     bisect_command.add_argument("--bad", required=True, metavar="REF", help="a commit with the bug")
     bisect_command.add_argument("--bug", required=True, metavar="ID", help="the registry's bug id")
     bisect_command.add_argument("--fixed", action="store_true", help="find the first commit without the bug: --bad is then the older end")
     bisect_command.add_argument(
-        "--out", type=Path, default=REPOSITORY / "reports" / "out" / "bisect",
+        "--out", type=a_path, default=REPOSITORY / "reports" / "out" / "bisect",
         help="bisect.json, bisect.html, steps.jsonl and one report folder per step (default: reports/out/bisect)",
     )
     bisect_command.add_argument(
-        "--cache", type=Path, default=default_cache(), help=f"installed commits, one folder each (default: {default_cache()})",
+        "--cache", type=a_path, default=default_cache(), help=f"installed commits, one folder each (default: {default_cache()})",
     )
     bisect_command.add_argument(
-        "--bug-registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
+        "--bug-registry", type=a_path, default=DEFAULT_REGISTRY, metavar="PATH", help="bug registry TOML (default fixtures/known_bugs/bugs.toml)",
     )
     acceptance_command = commands.add_parser(
         "acceptance", help="every GPU test on every visible GPU (xdist + serial), kept under reports/observed/",
@@ -195,7 +219,7 @@ def parser() -> argparse.ArgumentParser:
     )
     acceptance_command.add_argument("--race-budget", default=DEFAULT_RACE_BUDGET, help=f"as pytest's (default {DEFAULT_RACE_BUDGET})")
     acceptance_command.add_argument(
-        "--out", type=Path, default=None,
+        "--out", type=a_path, default=None,
         help="where the run's dated folder goes (default reports/observed/; on the simulated runner, SIMCUDA_RUNNER_GPUS, "
         "reports/out/acceptance-rehearsal/, and never reports/observed/)",
     )

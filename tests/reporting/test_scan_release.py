@@ -90,6 +90,24 @@ def test_bad_input_is_one_line_before_any_install(arguments: list[str], message:
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        # An empty value (a template that left it out) was the working directory: the checkout.
+        (["scan", "kornia", "0.7.1", "--out", ""], "argument --out: an empty path"),
+        (["census", "kornia", "0.9.0", "--repo", ""], "argument --repo: an empty path"),
+        (["bisect", "kornia", "--repo", "", "--good", "a", "--bad", "b", "--bug", "kornia-2791"], "argument --repo: an empty value"),
+        (["compare", "old.json", "new.json", "-o", ""], "argument -o/--output: an empty path"),
+        # Checked before a release is installed: pytest-xdist refused it after each session had started.
+        (["census", "kornia", "0.9.0", "--repo", ".", "--workers", "abc"], "argument --workers: 'abc' is not auto, logical or a count of workers"),
+    ],
+)
+def test_an_empty_or_malformed_argument_is_refused_before_anything_runs(arguments: list[str], message: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(arguments)
+    assert exited.value.code == 2 and capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: {message}")
+
+
 def record(installed: str | None, verdict: str = "reproduced") -> dict:
     return {"bug_id": "kornia-2791", "package": "kornia", "installed": installed, "verdict": verdict}
 
