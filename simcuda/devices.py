@@ -27,7 +27,7 @@ def runner_gpus(environ: Mapping[str, str]) -> int | None:
     text = environ.get(RUNNER_ENV, "").strip()
     if not text:
         return None
-    if not text.isdigit() or not 1 <= int(text) <= MAX_GPUS:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_GPUS:  # isdigit alone takes '²'
         raise RunnerConfigError(f"{RUNNER_ENV}={text!r}: expected a GPU count from 1 to {MAX_GPUS}")
     return int(text)
 

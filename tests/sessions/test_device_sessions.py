@@ -85,7 +85,9 @@ def test_malformed_device_is_a_one_line_usage_error(harness) -> None:
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
-@pytest.mark.parametrize(("option", "value"), [("--threads", "1,zero"), ("--threads", "0"), ("--race-budget", "x")])
+@pytest.mark.parametrize(
+    ("option", "value"), [("--threads", "1,zero"), ("--threads", "0"), ("--threads", "1,1"), ("--race-budget", "x"), ("--race-budget", "20,90")]
+)
 def test_other_malformed_options_are_usage_errors(harness, option: str, value: str) -> None:
     harness.makepyfile(DEVICE_TEST)
     result = harness.runpytest(option, value)

@@ -18,7 +18,7 @@ def test_the_variable_names_a_gpu_count(value: str | None, gpus: int | None) -> 
     assert runner_gpus({} if value is None else {"SIMCUDA_RUNNER_GPUS": value}) == gpus
 
 
-@pytest.mark.parametrize("value", ["0", "9", "two", "-1", "1.5"])
+@pytest.mark.parametrize("value", ["0", "9", "two", "-1", "1.5", "²"])  # "²".isdigit() is True
 def test_anything_else_is_one_line(value: str) -> None:
     with pytest.raises(RunnerConfigError) as error:
         runner_gpus({"SIMCUDA_RUNNER_GPUS": value})
