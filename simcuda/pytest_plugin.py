@@ -128,6 +128,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "simcuda(device='cuda:1', foreign='fail'): run this test on the simulated CUDA device (as --simcuda does for every test)",
     )
+    if config.getoption("simcuda_report") == "":  # a template that left it out: never the default file
+        raise pytest.UsageError("--simcuda-report is empty; give the JSON file's path")
     asked = _active(config) or config.getoption("simcuda_report")
     if asked and not hasattr(config, "workerinput"):  # workers' records reach the controller's summary
         if _report_path(config).is_dir():

@@ -22,17 +22,17 @@ FAIL = "fail"  # an allocation on a device the test never asked for fails the te
 REPORT = "report"  # ... is reported in the summary only
 FOREIGN_POLICIES = (FAIL, REPORT)
 _INDEXED_CUDA = re.compile(r"cuda:\d+")
+MAX_DEVICE_INDEX = 127  # torch keeps a device's index in an int8 (c10::DeviceIndex)
 
 
 def parse_simulated_device(text: str) -> torch.device:
-    """`cuda:N` (N >= 0) as a device; anything else is a ValueError with a one-line message."""
-    try:
-        device = torch.device(text)
-    except RuntimeError:
-        device = None
-    if device is None or device.type != "cuda" or device.index is None:
+    """`cuda:N` (0 <= N <= 127) as a device; anything else is a ValueError with a one-line message."""
+    match = re.fullmatch(r"cuda:(\d+)", text.strip())
+    if match is None:
         raise ValueError(f"--simcuda-device: {text!r} is not a CUDA device with an index (e.g. cuda:1)")
-    return device
+    if int(match[1]) > MAX_DEVICE_INDEX:  # torch.device("cuda:128") wraps to cuda:-128, cuda:256 to cuda:0
+        raise ValueError(f"--simcuda-device: {text!r}: a CUDA device index is 0 to {MAX_DEVICE_INDEX}")
+    return torch.device("cuda", int(match[1]))
 
 
 @dataclass

@@ -208,6 +208,8 @@ def test_report_only_lists_the_foreign_allocation_without_failing(pytester: pyte
     [
         ("--simcuda-device=cpu", "--simcuda-device: 'cpu' is not a CUDA device with an index (e.g. cuda:1)"),
         ("--simcuda-report=.", "--simcuda-report: {path} is a directory; give the JSON file's path"),
+        ("--simcuda-device=cuda:128", "--simcuda-device: 'cuda:128': a CUDA device index is 0 to 127"),  # torch wraps it to -128
+        ("--simcuda-report=", "--simcuda-report is empty; give the JSON file's path"),
     ],
 )
 def test_bad_simcuda_input_is_a_one_line_usage_error(pytester: pytest.Pytester, option: str, message: str) -> None:
