@@ -348,11 +348,14 @@ def test_bug_option_selects_that_bugs_tests(harness, registry) -> None:
     result.stdout.fnmatch_lines(["*test_a PASSED*"])
 
 
-def test_unknown_bug_option_is_a_one_line_usage_error(harness, registry) -> None:
+@pytest.mark.parametrize("listing", [(), ("--list-bugs",)], ids=["run", "--list-bugs"])  # --list-bugs exited 0
+def test_unknown_bug_option_is_a_one_line_usage_error(harness, registry, listing: tuple[str, ...]) -> None:
     harness.makepyfile("def test_x():\n    pass\n")
-    result = harness.runpytest(f"--bug-registry={registry}", "--bug", "nope-1")
+    result = harness.runpytest(f"--bug-registry={registry}", "--bug", "nope-1", *listing)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --bug: unknown bug id(s) nope-1; known: affected-det, fixed-det, affected-race"])
+    (result.stdout if listing else result.stderr).fnmatch_lines(
+        ["ERROR: --bug: unknown bug id(s) nope-1; known: affected-det, fixed-det, affected-race"]
+    )
 
 
 def test_unknown_marker_id_is_a_collection_error_naming_test_and_registry(harness, registry) -> None:
