@@ -83,6 +83,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.self_contained_html = True
     if not config.option.xmlpath:
         config.option.xmlpath = str(directory / "junit.xml")
+    written = (Path(config.option.htmlpath), Path(config.option.xmlpath), directory / "results.json")
+    if blocked := [str(path) for path in written if path.is_dir()]:  # found now, not as a traceback at the session's end
+        raise pytest.UsageError(f"--report-dir {directory}: {', '.join(blocked)} is a folder, where a report file goes")
     config.pluginmanager.register(ResultsWriter(config, directory / "results.json"), "harness-results")
 
 

@@ -16,10 +16,12 @@ import pytest
         # A template that left the value out: never the default (the checkout's reports/out/, every device).
         ("--report-dir=", "--report-dir is empty; give a folder, or --no-reports"),
         ("--device=", "--device is empty"),
+        ("--report-dir=blocked", "--report-dir blocked: blocked/results.json is a folder, where a report file goes"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_it(harness, option: str, message: str) -> None:
     harness.makepyfile("def test_nothing():\n    pass\n")
+    (harness.path / "blocked" / "results.json").mkdir(parents=True)  # for --report-dir=blocked
     result = harness.runpytest_subprocess(option)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.startswith("ERROR") or "error:" in line]
