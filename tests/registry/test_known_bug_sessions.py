@@ -465,21 +465,14 @@ def test_a_run_stopped_by_x_charges_the_bugs_it_did_not_reach(harness, tmp_path:
     ])
 
 
-SLOW_FAILURE = """
-import time
-import pytest
-
-@pytest.mark.known_bug("fake-12", evidence="proxy")
-def test_fails_late():
-    time.sleep(1.5)  # fake-11's only test has reported by then, on the other worker
-    assert False, "broken"
-"""
+FAILURE = 'import pytest\n@pytest.mark.known_bug("fake-12", evidence="proxy")\ndef test_broken():\n    assert False, "broken"\n'
 
 
 def test_under_xdist_a_run_stopped_by_x_keeps_the_verdicts_of_bugs_whose_tests_all_ran(harness, tmp_path: Path) -> None:
-    """The workers collect, the controller learns only node ids: their suite folders name the
-    bugs, so fake-11, whose test reported before the stop, keeps its verdict."""
-    result = suites_session(harness, tmp_path, SLOW_FAILURE, "-x", "-n", "2")
+    """The worker collects, the controller learns only node ids: their suite folders name the
+    bugs, so fake-11, whose test reported before fake-12's failure stopped the run (one worker
+    runs the files in order), keeps its verdict."""
+    result = suites_session(harness, tmp_path, FAILURE, "-x", "-n", "1")
     assert result.ret == pytest.ExitCode.INTERRUPTED  # how pytest-xdist ends a run -x stopped
     result.stdout.fnmatch_lines(["fake-11*reproduced*proxy*", "fake-12*error*1 test(s) errored*"])
 
