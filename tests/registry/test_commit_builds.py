@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.known_bugs import versions
 from fixtures.known_bugs.commits import (
     AFFECTED,
     FIXED,
@@ -38,6 +39,13 @@ from fixtures.known_bugs.verdicts import NOT_AFFECTED, NOT_OBSERVED, OBSERVED, S
 from fixtures.known_bugs.versions import affected_status, place_release
 
 BUGS = load_registry()
+
+
+@pytest.fixture(autouse=True)
+def metadata_alone_places_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests fake a kornia distribution's metadata (fake_install) while the process imports
+    the installed kornia's files: where the import comes from is test_imported_elsewhere's."""
+    monkeypatch.setattr(versions, "imported_elsewhere", lambda distribution: None)
 
 
 def git(repository: Path, *args: str) -> str:

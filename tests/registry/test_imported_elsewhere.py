@@ -1,0 +1,67 @@
+"""A package imported from somewhere other than its installed distribution's files (a source tree
+ahead of it on PYTHONPATH) cannot be placed by that distribution's version: the suites test the
+tree's code, not the release's (fixtures/known_bugs/versions.imported_elsewhere)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from fixtures.known_bugs.registry import load_registry
+from fixtures.known_bugs.versions import affected_status, imported_elsewhere
+
+PACKAGE = "harness_shadow_probe"  # a name nothing else imports: find_spec must find it anew
+BUG = replace(load_registry()["kornia-2791"], package=PACKAGE)  # affected ">=0.6.10,<0.7.2"
+
+
+def installed(site: Path, direct_url: dict | None = None) -> Path:
+    """The package and its metadata side by side in `site`, as pip leaves them."""
+    (site / PACKAGE).mkdir(parents=True)
+    (site / PACKAGE / "__init__.py").write_text("")
+    info = site / f"{PACKAGE}-0.7.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: 0.7.1\n")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(json.dumps(direct_url))
+    return site
+
+
+def on_path(monkeypatch: pytest.MonkeyPatch, *folders: Path) -> None:
+    for folder in reversed(folders):  # the first named ends up first
+        monkeypatch.syspath_prepend(str(folder))
+    importlib.invalidate_caches()
+
+
+def test_the_installed_files_are_placed_by_their_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    on_path(monkeypatch, installed(tmp_path / "site"))
+    assert imported_elsewhere(PACKAGE) is None
+    assert affected_status(BUG).affected is True  # 0.7.1 inside kornia-2791's range
+
+
+def test_a_source_tree_ahead_of_the_install_cannot_be_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, the install's 0.7.1 placed the tree: a clean run read `fixed` or `not-reproduced`
+    by a version the tested code never had."""
+    (tmp_path / "tree" / PACKAGE).mkdir(parents=True)
+    (tmp_path / "tree" / PACKAGE / "__init__.py").write_text("")
+    on_path(monkeypatch, tmp_path / "tree", installed(tmp_path / "site"))
+    assert imported_elsewhere(PACKAGE) == tmp_path / "tree" / PACKAGE
+    status = affected_status(BUG)
+    assert (status.affected, status.version) == (None, "0.7.1")
+    assert status.basis.startswith(f"{PACKAGE} is imported from {tmp_path / 'tree' / PACKAGE}, not from the installed 0.7.1's files")
+
+
+def test_an_editable_install_maps_the_import_to_its_checkout_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "checkout" / PACKAGE).mkdir(parents=True)
+    (tmp_path / "checkout" / PACKAGE / "__init__.py").write_text("")
+    site = tmp_path / "site"
+    site.mkdir()
+    info = site / f"{PACKAGE}-0.7.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: 0.7.1\n")
+    (info / "direct_url.json").write_text(json.dumps({"url": f"file://{tmp_path / 'checkout'}", "dir_info": {"editable": True}}))
+    on_path(monkeypatch, tmp_path / "checkout", site)
+    assert imported_elsewhere(PACKAGE) is None
