@@ -31,6 +31,9 @@ def check_results(document: object, source: str) -> dict:
     )
     if problem:
         raise ResultsError(f"{source}: {problem}")
+    ids = [record["bug_id"] for record in document["verdicts"]]
+    if twice := sorted({bug_id for bug_id in ids if ids.count(bug_id) > 1}):  # which one would a page show?
+        raise ResultsError(f"{source}: more than one verdict for {', '.join(twice)}")
     return document
 
 

@@ -311,6 +311,7 @@ def test_matrix_command_writes_the_grid(tmp_path: Path, capsys) -> None:
         ({**NEW, "verdicts": [{"bug_id": "a-1", "verdict": "banana"}]}, "a-1: verdict 'banana' is none of reproduced, fixed, "
          "regressed, unplaced, not-reproduced, not-affected, inconclusive, skipped, error"),
         ({**NEW, "tests": [{}]}, "a 'tests' entry without 'nodeid' and 'outcome' strings: {}"),
+        ({**NEW, "verdicts": [verdict("a-1", "error"), verdict("a-1", "fixed")]}, "more than one verdict for a-1"),  # the last won
     ],
 )
 @pytest.mark.parametrize("command", ["compare", "matrix"])
