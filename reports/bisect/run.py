@@ -130,6 +130,8 @@ def bisect(
             check_order(clone, older, newer)
             for option, ref, commit in (good_end, bad_end):
                 check_package(clone, package, option, ref, commit)
+            if good_end[2] == bad_end[2]:  # git bisect would test the one commit as both ends
+                raise BisectError(f"--good {good} and --bad {bad} are the same commit: nothing lies between them")
             out.mkdir(parents=True, exist_ok=True)
         except BisectError as error:
             print(f"error: {error}", file=sys.stderr)

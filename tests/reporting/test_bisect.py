@@ -219,6 +219,7 @@ def test_ends_that_do_not_behave_as_claimed_exit_1(tiny: dict, run_bisect) -> No
     [
         (["--good", "nosuchref", "--bad", "{6}"], "--good nosuchref: unknown ref in the repository"),
         (["--good", "{6}", "--bad", "{0}"], "--good {6} is not an ancestor of --bad {0}"),
+        (["--good", "{6}", "--bad", "{6}"], "--good {6} and --bad {6} are the same commit: nothing lies between them"),
         (["--good", "{0}", "--bad", "{6}", "--fixed"], "--bad {6} is not an ancestor of --good {0}"),
         (["--good", "{0}", "--bad", "{6}", "--bug", "kornia-2791"], "--bug: unknown bug id kornia-2791; known: tinybug-1"),
     ],
