@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -143,7 +144,37 @@ def read_side(junit: Path, log: Path, side: str) -> Outcomes:
     if not junit.is_file():
         said = last_line(log.read_text(encoding="utf-8")) if log.is_file() else "(no log either)"
         raise ScanError(f"{side}: pytest wrote no junit: {said} ({log})")
-    return read_junit(junit)
+    try:
+        return read_junit(junit)
+    except ElementTree.ParseError as error:
+        raise ScanError(f"{junit}: not a junit XML file ({error})") from None
+
+
+def read_simcuda_report(path: Path) -> dict:
+    """simcuda's JSON report of the simulated session, {} where the session wrote none."""
+    if not path.is_file():
+        return {}
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ScanError(f"{path}: not JSON ({error})") from None
+    if not isinstance(report, dict):
+        raise ScanError(f"{path}: not simcuda's report (a JSON object)")
+    return report
+
+
+def read_census(path: Path) -> dict:
+    """A kept census.json, with the fields redraw reads."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ScanError(f"{path}: not JSON ({error})") from None
+    fields = ("package", "repository", "date", "releases", "stopped")
+    if not isinstance(document, dict) or any(field not in document for field in fields) or not all(
+        isinstance(run, dict) and isinstance(run.get("release"), str) for run in document["releases"]
+    ):
+        raise ScanError(f"{path}: not a census ({', '.join(fields)}; each release a table with its 'release')")
+    return document
 
 
 def own_test_failures(release: str, sim: Outcomes, compared: dict, folder: Path, helpers: tuple[str, ...]) -> list[Failure]:
@@ -207,7 +238,7 @@ def release_findings(reports: Path, package: str, release: str, folder: Path, su
     census-redraw."""
     cpu = read_side(reports / "plain.xml", reports / "plain.log", "plain")
     sim = read_side(reports / "simulated.xml", reports / "simulated.log", "simulated")
-    simcuda = json.loads((reports / "simcuda.json").read_text(encoding="utf-8")) if (reports / "simcuda.json").is_file() else {}
+    simcuda = read_simcuda_report(reports / "simcuda.json")
     compared = compare(cpu, sim, simcuda)
     failures = own_test_failures(release, sim, compared, folder, tuple(suite.helpers))
     if suite.sweeps:
@@ -296,7 +327,7 @@ def redraw(
     findings grouped and matched with the current suites.toml and matches.toml, the files written
     anew. Nothing runs: for the triage after a census (match a finding upstream, redraw)."""
     try:
-        document = json.loads((out / "census.json").read_text(encoding="utf-8"))
+        document = read_census(out / "census.json")
         package = document["package"]
         suite = load_suite(package, suites)
         matches = load_matches(package, matches_file, frozenset(load_registry(registry_path)))
@@ -307,9 +338,6 @@ def redraw(
             failures += found
     except OSError as error:
         print(f"error: {error.filename}: cannot read: {error.strerror}", file=sys.stderr)
-        return BAD_INPUT
-    except json.JSONDecodeError as error:
-        print(f"error: {out / 'census.json'}: not JSON: {error}", file=sys.stderr)
         return BAD_INPUT
     except (MatchesError, RegistryError, ScanError) as error:
         print(f"error: {error}", file=sys.stderr)

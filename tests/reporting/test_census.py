@@ -401,3 +401,30 @@ def test_a_kept_census_is_analysed_and_matched_again_without_running_anything(tm
     assert "issue 4536" in (out / "census.html").read_text(encoding="utf-8")
     assert main(["census-redraw", "--out", str(tmp_path / "none")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'none' / 'census.json'}: cannot read: ")
+
+
+@pytest.mark.parametrize(
+    ("damaged", "text", "message"),
+    [
+        ("census.json", "{}", "census.json: not a census (package, repository, date, releases, stopped; each release a table with its 'release')"),
+        ("census.json", "{broken", "census.json: not JSON ("),
+        ("kornia-0.8.2/plain.xml", "<testsuites>", "kornia-0.8.2/plain.xml: not a junit XML file ("),
+        ("kornia-0.8.2/simcuda.json", "{broken", "kornia-0.8.2/simcuda.json: not JSON ("),  # census.json was blamed
+        ("kornia-0.8.2/simcuda.json", "[]", "kornia-0.8.2/simcuda.json: not simcuda's report (a JSON object)"),
+    ],
+)
+def test_a_damaged_kept_census_is_one_line_naming_the_file(tmp_path: Path, capsys, damaged: str, text: str, message: str) -> None:
+    """Each was a traceback (KeyError, ParseError, AttributeError) or blamed census.json."""
+    out = tmp_path / "out"
+    (out / "kornia-0.8.2").mkdir(parents=True)
+    kept_session(out / "kornia-0.8.2", "plain")
+    kept_session(out / "kornia-0.8.2", "simulated")
+    runs = [{"release": "0.8.2", "tests_from": "v0.8.2", "left_out": [], "counts": {}, "install_s": 0.0, "plain_s": 1.0, "simulated_s": 1.0,
+             "sweeps_s": 0.0}]
+    (out / "census.json").write_text(json.dumps(census_document("kornia", "repo", "2026-11-28", runs, [], None)), encoding="utf-8")
+    (out / damaged).write_text(text, encoding="utf-8")
+    suites = tmp_path / "suites.toml"
+    suites.write_text('[kornia]\ntests = ["tests"]\ngroups = ["core"]\n', encoding="utf-8")
+    assert main(["census-redraw", "--out", str(out), "--cache", str(tmp_path / "cache"), "--suites", str(suites)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: {out}/{message}"), line
