@@ -75,6 +75,8 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=60, help="JPEG loop iterations (default 60)")
     parser.add_argument("--skip-full-runs", action="store_true", help="skip the whole-suite wall times")
     options = parser.parse_args()
+    if options.iterations < 1:
+        parser.error(f"--iterations {options.iterations}: at least one")
 
     nodeid, iterations, harness_seconds = harness_loop(options.iterations)
     bare_seconds = bare_loop(nodeid, iterations)

@@ -75,6 +75,8 @@ def main() -> int:
     parser.add_argument("--max-side", type=int, default=2048)
     parser.add_argument("--chroma", choices=sorted(UPSAMPLING), default="fancy", help="the decoder's chroma upsampling (see above)")
     options = parser.parse_args()
+    if options.frames < 1 or options.max_side < 64:
+        parser.error(f"--frames {options.frames} --max-side {options.max_side}: at least one frame, sides from 64 up")
     rng = torch.Generator().manual_seed(0)
     worst_block, worst_mean = correct_encodes(options.frames, options.max_side, rng, options.chroma)
     print(f"correct encodes ({options.frames} sizes x {len(IMAGE_MAKERS)} contents, sides 64-{options.max_side}, {options.chroma} chroma):")

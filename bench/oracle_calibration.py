@@ -309,6 +309,10 @@ def main() -> None:
     parser.add_argument("--device", help="a GPU (cuda, cuda:1): each direct oracle's comparison of it with the CPU")
     parser.add_argument("--draws", type=int, default=20, help="random draws per oracle on the GPU (default 20)")
     args = parser.parse_args()
+    if args.draws < 1:
+        parser.error(f"--draws {args.draws}: at least one")
+    if args.device and not (args.device.startswith("cuda") and torch.cuda.is_available()):
+        parser.error(f"--device {args.device}: needs a CUDA GPU (torch.cuda.is_available() is {torch.cuda.is_available()})")
     with full_fp32():
         rows = _gpu_rows(torch.device(args.device), args.draws) if args.device else _cpu_rows()
     for name, fraction in rows:

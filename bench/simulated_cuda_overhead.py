@@ -86,11 +86,18 @@ def main() -> None:
     parser.add_argument("--shape", default="8,3,64,64", help="input batch shape, comma-separated")
     parser.add_argument("--clock", choices=CLOCKS, default="cpu", help="cpu: process CPU time, one torch thread")
     options = parser.parse_args()
+    if options.calls < 1:
+        parser.error(f"--calls {options.calls}: time at least one call")
+    try:
+        shape = tuple(int(side) for side in options.shape.split(","))
+    except ValueError:
+        shape = ()
+    if not shape or min(shape) < 1:
+        parser.error(f"--shape {options.shape!r}: positive sides, comma-separated (e.g. 8,3,64,64)")
     global clock  # one switch for the whole script
     clock = CLOCKS[options.clock]
     if options.clock == "cpu":
         torch.set_num_threads(1)
-    shape = tuple(int(side) for side in options.shape.split(","))
     image = torch.rand(shape, generator=torch.Generator().manual_seed(0))
     print(f"torch {torch.__version__}, input {shape}, median of {options.calls} calls after one warm-up, {options.clock} time")
     print(f"{'call':<16} {'cpu ms':>8} {'sim ms':>8} {'ratio':>6} {'ops':>5} {'extra us/op':>11}")
