@@ -45,11 +45,16 @@ from reports.scan.run import default_cache, scan
 BAD_INPUT = 2
 
 
-def a_path(text: str) -> Path:
-    """A path argument; an empty one (a template that left it out) would be the working directory."""
+def nonempty(text: str) -> str:
+    """An argument's value; an empty one (a template that left it out) would be the working
+    directory, or a default."""
     if not text:
-        raise argparse.ArgumentTypeError("an empty path")
-    return Path(text)
+        raise argparse.ArgumentTypeError("an empty value")
+    return text
+
+
+def a_path(text: str) -> Path:
+    return Path(nonempty(text))
 
 
 def workers(text: str) -> str:
@@ -57,12 +62,6 @@ def workers(text: str) -> str:
     if text in ("auto", "logical") or (text.isascii() and text.isdecimal()):
         return text
     raise argparse.ArgumentTypeError(f"{text!r} is not auto, logical or a count of workers")
-
-
-def nonempty(text: str) -> str:
-    if not text:
-        raise argparse.ArgumentTypeError("an empty value")
-    return text
 
 
 def parser() -> argparse.ArgumentParser:

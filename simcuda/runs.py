@@ -21,13 +21,13 @@ from simcuda.simulation import Simulation
 FAIL = "fail"  # an allocation on a device the test never asked for fails the test
 REPORT = "report"  # ... is reported in the summary only
 FOREIGN_POLICIES = (FAIL, REPORT)
-_INDEXED_CUDA = re.compile(r"cuda:\d+")
+_INDEXED_CUDA = re.compile(r"cuda:(\d+)")
 MAX_DEVICE_INDEX = 127  # torch keeps a device's index in an int8 (c10::DeviceIndex)
 
 
 def parse_simulated_device(text: str) -> torch.device:
     """`cuda:N` (0 <= N <= 127) as a device; anything else is a ValueError with a one-line message."""
-    match = re.fullmatch(r"cuda:(\d+)", text.strip())
+    match = _INDEXED_CUDA.fullmatch(text.strip())
     if match is None:
         raise ValueError(f"--simcuda-device: {text!r} is not a CUDA device with an index (e.g. cuda:1)")
     if int(match[1]) > MAX_DEVICE_INDEX:  # torch.device("cuda:128") wraps to cuda:-128, cuda:256 to cuda:0

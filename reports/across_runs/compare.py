@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
+from fixtures.known_bugs.verdicts import SIGHTINGS
 from reports.pages.html import standalone_page, verdict_badge
 from reports.run.environment import gpu_summary, release_summary
 
@@ -13,9 +14,6 @@ REGRESSED = "regressed"
 FIXED = "fixed"
 ERROR = "error"  # a test of the bug errored: the candidate cannot be judged on it
 UNPLACED = "unplaced"  # seen on a build nothing could place: judged by no one yet
-# The verdicts of a run that saw the bug: only from one of these is a `fixed` newly fixed (not from
-# a release before the bug, a package not installed, an error or an undecided run).
-SEEN = frozenset({"reproduced", REGRESSED, UNPLACED})
 FAILING = frozenset({"failed", "error"})  # the test outcomes that fail a pytest run
 EXAMPLES = 5  # test lines the terminal shows per kind of change: a two-bug run against a full one removes a thousand
 
@@ -62,7 +60,8 @@ class Comparison:
 
     @property
     def newly_fixed(self) -> tuple[VerdictChange, ...]:
-        return tuple(change for change in self.verdict_changes if change.new == FIXED and change.old in SEEN)
+        # Only where OLD saw the bug: not after a release before it, a package not installed, an error or an undecided run.
+        return tuple(change for change in self.verdict_changes if change.new == FIXED and change.old in SIGHTINGS)
 
 
 def run_label(document: dict) -> str:

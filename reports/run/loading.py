@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from fixtures.known_bugs.verdicts import VERDICTS
@@ -31,8 +32,8 @@ def check_results(document: object, source: str) -> dict:
     )
     if problem:
         raise ResultsError(f"{source}: {problem}")
-    ids = [record["bug_id"] for record in document["verdicts"]]
-    if twice := sorted({bug_id for bug_id in ids if ids.count(bug_id) > 1}):  # which one would a page show?
+    counted = Counter(record["bug_id"] for record in document["verdicts"])
+    if twice := sorted(bug_id for bug_id, count in counted.items() if count > 1):  # which one would a page show?
         raise ResultsError(f"{source}: more than one verdict for {', '.join(twice)}")
     return document
 

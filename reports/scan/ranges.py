@@ -17,15 +17,13 @@ from dataclasses import dataclass
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from fixtures.known_bugs.verdicts import ERROR, FIXED, NOT_AFFECTED, NOT_REPRODUCED, REGRESSED, REPRODUCED, UNPLACED
 from fixtures.known_bugs.versions import version_in_range
 
-SEEN = frozenset({"reproduced", "regressed"})
+SEEN = frozenset({REPRODUCED, REGRESSED})  # sightings a version placed (UNPLACED is none)
 # not-affected: a release before the bug, where it was not seen or its code had not shipped yet.
-NOT_SEEN = frozenset({"fixed", "not-reproduced", "not-affected"})
-ERROR = "error"
-UNPLACED = "unplaced"
-# A race that did not trigger within its budget, inside the range: it proves nothing.
-RACE_NOT_SEEN = "not-reproduced"
+# A race's not-reproduced (not triggered within its budget) proves nothing: observation() says so.
+NOT_SEEN = frozenset({FIXED, NOT_REPRODUCED, NOT_AFFECTED})
 
 
 class ReleaseError(ValueError):
@@ -48,15 +46,9 @@ def observation(verdict: str | None, kind: str = "deterministic") -> bool | None
     (a race's `not-reproduced` included)."""
     if verdict in SEEN:
         return True
-    if verdict in NOT_SEEN and not (kind == "race" and verdict == RACE_NOT_SEEN):
+    if verdict in NOT_SEEN and not (kind == "race" and verdict == NOT_REPRODUCED):
         return False
     return None
-
-
-def registry_says_affected(affected: SpecifierSet, ambiguous: SpecifierSet | None, release: str) -> bool | None:
-    """Whether the registry's range holds the release, as the harness places it: pre-releases
-    count; None for a version no range places (an `ambiguous` one, a development or source build)."""
-    return version_in_range(affected, ambiguous, release)
 
 
 @dataclass(frozen=True)
@@ -123,7 +115,7 @@ def unsettled(release: str, verdict: str | None, bug_kind: str) -> Unsettled | N
         return Unsettled(release, verdict, "its run errored")
     if verdict == UNPLACED:
         return Unsettled(release, verdict, "seen on a build nothing could place")
-    if bug_kind == "race" and verdict == RACE_NOT_SEEN:
+    if bug_kind == "race" and verdict == NOT_REPRODUCED:
         return Unsettled(release, verdict, "a race that did not trigger within its budget proves nothing")
     if observation(verdict, bug_kind) is None:
         return Unsettled(release, verdict, f"the bug was not decided ({verdict or 'no verdict'})")
@@ -172,7 +164,8 @@ def scan_bug(
     placed_by: per scanned release, the release of the bug's own package it held, where that is
     another package (torchvision 0.21.0 in torch 2.6.0's environment); default the release itself."""
     row = {release: verdicts.get(release) for release in release_order(list(verdicts))}
-    in_range = {release: registry_says_affected(affected, ambiguous, (placed_by or {}).get(release, release)) for release in row}
+    # Placed as the harness places them: an ambiguous version or a source build by no version (None).
+    in_range = {release: version_in_range(affected, ambiguous, (placed_by or {}).get(release, release)) for release in row}
     found = [disagreement(release, verdict, in_range[release], kind) for release, verdict in row.items()]
     left_open = [unsettled(release, verdict, kind) for release, verdict in row.items()]
     return BugScan(

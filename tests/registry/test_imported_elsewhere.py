@@ -18,16 +18,26 @@ PACKAGE = "harness_shadow_probe"  # a name nothing else imports: find_spec must 
 BUG = replace(load_registry()["kornia-2791"], package=PACKAGE)  # affected ">=0.6.10,<0.7.2"
 
 
-def installed(site: Path, direct_url: dict | None = None) -> Path:
-    """The package and its metadata side by side in `site`, as pip leaves them."""
-    (site / PACKAGE).mkdir(parents=True)
-    (site / PACKAGE / "__init__.py").write_text("")
+def metadata(site: Path, direct_url: dict | None = None) -> Path:
+    """The distribution's metadata in `site`, as pip leaves it."""
     info = site / f"{PACKAGE}-0.7.1.dist-info"
-    info.mkdir()
+    info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: 0.7.1\n")
     if direct_url is not None:
         (info / "direct_url.json").write_text(json.dumps(direct_url))
     return site
+
+
+def package(folder: Path) -> Path:
+    """The package's folder in `folder`: an install's, a source tree's or a checkout's."""
+    (folder / PACKAGE).mkdir(parents=True)
+    (folder / PACKAGE / "__init__.py").write_text("")
+    return folder
+
+
+def installed(site: Path) -> Path:
+    """The package and its metadata side by side in `site`, as pip leaves them."""
+    return metadata(package(site))
 
 
 def on_path(monkeypatch: pytest.MonkeyPatch, *folders: Path) -> None:
@@ -45,9 +55,7 @@ def test_the_installed_files_are_placed_by_their_version(tmp_path: Path, monkeyp
 def test_a_source_tree_ahead_of_the_install_cannot_be_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before, the install's 0.7.1 placed the tree: a clean run read `fixed` or `not-reproduced`
     by a version the tested code never had."""
-    (tmp_path / "tree" / PACKAGE).mkdir(parents=True)
-    (tmp_path / "tree" / PACKAGE / "__init__.py").write_text("")
-    on_path(monkeypatch, tmp_path / "tree", installed(tmp_path / "site"))
+    on_path(monkeypatch, package(tmp_path / "tree"), installed(tmp_path / "site"))
     assert imported_elsewhere(PACKAGE) == tmp_path / "tree" / PACKAGE
     status = affected_status(BUG)
     assert (status.affected, status.version) == (None, "0.7.1")
@@ -55,13 +63,6 @@ def test_a_source_tree_ahead_of_the_install_cannot_be_placed(tmp_path: Path, mon
 
 
 def test_an_editable_install_maps_the_import_to_its_checkout_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "checkout" / PACKAGE).mkdir(parents=True)
-    (tmp_path / "checkout" / PACKAGE / "__init__.py").write_text("")
-    site = tmp_path / "site"
-    site.mkdir()
-    info = site / f"{PACKAGE}-0.7.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {PACKAGE}\nVersion: 0.7.1\n")
-    (info / "direct_url.json").write_text(json.dumps({"url": f"file://{tmp_path / 'checkout'}", "dir_info": {"editable": True}}))
-    on_path(monkeypatch, tmp_path / "checkout", site)
+    editable = {"url": f"file://{tmp_path / 'checkout'}", "dir_info": {"editable": True}}
+    on_path(monkeypatch, package(tmp_path / "checkout"), metadata(tmp_path / "site", editable))
     assert imported_elsewhere(PACKAGE) is None

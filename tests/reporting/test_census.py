@@ -371,6 +371,19 @@ def kept_session(folder: Path, side: str, failure: str = "") -> None:
     )
 
 
+def keep_census(out: Path) -> None:
+    """census.json as a census of kornia 0.8.2 keeps it, no finding drawn yet."""
+    runs = [{"release": "0.8.2", "tests_from": "v0.8.2", "left_out": [], "counts": {}, "install_s": 0.0, "plain_s": 1.0, "simulated_s": 1.0,
+             "sweeps_s": 0.0}]
+    (out / "census.json").write_text(json.dumps(census_document("kornia", "repo", "2026-11-28", runs, [], None)), encoding="utf-8")
+
+
+def census_suites(folder: Path) -> Path:
+    suites = folder / "suites.toml"
+    suites.write_text('[kornia]\ntests = ["tests"]\ngroups = ["core"]\n', encoding="utf-8")
+    return suites
+
+
 def test_a_kept_census_is_analysed_and_matched_again_without_running_anything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out, cache = tmp_path / "out", tmp_path / "cache"
     kept = out / "kornia-0.8.2"
@@ -379,11 +392,8 @@ def test_a_kept_census_is_analysed_and_matched_again_without_running_anything(tm
     kept_session(kept, "plain")
     kept_session(kept, "simulated", f'Traceback (most recent call last):\n  File "{library}", line 3, in forward\n    x + y\n'
                  "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cpu!")
-    runs = [{"release": "0.8.2", "tests_from": "v0.8.2", "left_out": [], "counts": {}, "install_s": 0.0, "plain_s": 1.0, "simulated_s": 1.0,
-             "sweeps_s": 0.0}]
-    (out / "census.json").write_text(json.dumps(census_document("kornia", "repo", "2026-11-28", runs, [], None)), encoding="utf-8")
-    suites = tmp_path / "suites.toml"
-    suites.write_text('[kornia]\ntests = ["tests"]\ngroups = ["core"]\n', encoding="utf-8")
+    keep_census(out)
+    suites = census_suites(tmp_path)
     matches = tmp_path / "matches.toml"
     matches.write_text(
         '[[kornia]]\nwhere = "kornia/a.py:forward"\nerror = "RuntimeError: Expected"\n'
@@ -419,12 +429,9 @@ def test_a_damaged_kept_census_is_one_line_naming_the_file(tmp_path: Path, capsy
     (out / "kornia-0.8.2").mkdir(parents=True)
     kept_session(out / "kornia-0.8.2", "plain")
     kept_session(out / "kornia-0.8.2", "simulated")
-    runs = [{"release": "0.8.2", "tests_from": "v0.8.2", "left_out": [], "counts": {}, "install_s": 0.0, "plain_s": 1.0, "simulated_s": 1.0,
-             "sweeps_s": 0.0}]
-    (out / "census.json").write_text(json.dumps(census_document("kornia", "repo", "2026-11-28", runs, [], None)), encoding="utf-8")
+    keep_census(out)
     (out / damaged).write_text(text, encoding="utf-8")
-    suites = tmp_path / "suites.toml"
-    suites.write_text('[kornia]\ntests = ["tests"]\ngroups = ["core"]\n', encoding="utf-8")
+    suites = census_suites(tmp_path)
     assert main(["census-redraw", "--out", str(out), "--cache", str(tmp_path / "cache"), "--suites", str(suites)]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(f"error: {out}/{message}"), line

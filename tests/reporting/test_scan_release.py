@@ -94,10 +94,10 @@ def test_bad_input_is_one_line_before_any_install(arguments: list[str], message:
     ("arguments", "message"),
     [
         # An empty value (a template that left it out) was the working directory: the checkout.
-        (["scan", "kornia", "0.7.1", "--out", ""], "argument --out: an empty path"),
-        (["census", "kornia", "0.9.0", "--repo", ""], "argument --repo: an empty path"),
+        (["scan", "kornia", "0.7.1", "--out", ""], "argument --out: an empty value"),
+        (["census", "kornia", "0.9.0", "--repo", ""], "argument --repo: an empty value"),
         (["bisect", "kornia", "--repo", "", "--good", "a", "--bad", "b", "--bug", "kornia-2791"], "argument --repo: an empty value"),
-        (["compare", "old.json", "new.json", "-o", ""], "argument -o/--output: an empty path"),
+        (["compare", "old.json", "new.json", "-o", ""], "argument -o/--output: an empty value"),
         # Checked before a release is installed: pytest-xdist refused it after each session had started.
         (["census", "kornia", "0.9.0", "--repo", ".", "--workers", "abc"], "argument --workers: 'abc' is not auto, logical or a count of workers"),
     ],
