@@ -133,8 +133,15 @@ def test_a_simulated_run_is_evidence_only_for_a_simulable_bug(
         ("torchvision-8855", "0.21.0+cu124", True),
         ("torchvision-8855", "0.22.0", False),
         ("torchvision-8587", "0.21.1rc1", True),
-        # PEP 440: "<0.22.0" excludes 0.22.0's own pre-releases, which carry the fix.
+        # A pre-release reads as the release it leads to: 0.22.0's candidates carry its fix (PEP 440's
+        # own reading of "<0.22.0"), and the first affected release's candidates carry the bug.
         ("torchvision-8587", "0.22.0rc1", False),
+        ("torchvision-8587", "0.19.0rc1", True),
+        ("torchvision-9606", "0.19.0b2", True),
+        ("torchvision-8855", "0.16.0rc1+cu121", True),
+        ("kornia-2867", "0.7.2rc1", True),
+        ("kornia-2867", "0.8.2rc1", False),
+        ("sam2-460", "1.0rc1", None),  # the ambiguous 1.0's candidate: as ambiguous as 1.0
         # A build from source names its commit in its local label: PEP 440 would put it below
         # "<0.22.0" (affected) or at a release, whatever its commit holds.
         ("torchvision-8587", "0.22.0a0+7a13ad0", None),
@@ -151,6 +158,14 @@ def test_a_simulated_run_is_evidence_only_for_a_simulable_bug(
 )
 def test_version_is_affected(bug_id: str, version: str, affected: bool | None) -> None:
     assert version_is_affected(BUGS[bug_id], version) is affected
+
+
+@pytest.mark.parametrize(("version", "affected"), [("0.19.0rc1", True), ("0.22.0rc1", True), ("0.22.0rc2", False), ("0.22.0", False)])
+def test_a_range_naming_a_pre_release_reads_that_releases_candidates_as_themselves(version: str, affected: bool) -> None:
+    """`<0.22.0rc2`: the fix landed between two candidates, so the candidates of 0.22.0 are placed
+    one by one; the candidates of another release still read as that release."""
+    fixed_in_rc2 = replace(BUGS["torchvision-8587"], affected=SpecifierSet(">=0.19.0,<0.22.0rc2"))
+    assert version_is_affected(fixed_in_rc2, version) is affected
 
 
 def test_a_dev_build_inside_the_ambiguous_versions_cannot_be_placed_either() -> None:
@@ -564,6 +579,10 @@ STRICTLY_AFTER_0_8_1 = replace(BUGS["kornia-2867"], affected=SpecifierSet(">0.8.
         (STRICTLY_AFTER_0_8_1, "0.8.1", True),
         (STRICTLY_AFTER_0_8_1, "0.8.1.post1", True),
         (STRICTLY_AFTER_0_8_1, "0.8.2", False),
+        # The first affected release's candidate carries the bug; an earlier release's does not.
+        (BUGS["kornia-2867"], "0.7.2rc1", False),
+        (BUGS["kornia-2867"], "0.7.1rc1", True),
+        (STRICTLY_AFTER_0_8_1, "0.8.1rc1", True),
     ],
 )
 def test_what_predates_the_affected_range(bug: Bug, version: str, predates: bool) -> None:
@@ -596,6 +615,15 @@ def test_bug_verdict_before_the_range(observations: list[Observation], verdict: 
     assert (decided.verdict, decided.observation) == (verdict, observation)
     if verdict == NOT_AFFECTED:
         assert decided.detail.endswith(BEFORE_2867.basis)
+
+
+@pytest.mark.parametrize(("version", "verdict"), [("0.7.2rc1", "reproduced"), ("0.8.2rc1", "regressed")])
+def test_a_sighting_on_a_candidate_is_judged_as_on_its_release(version: str, verdict: str) -> None:
+    """The symptom on the first affected release's candidate is the bug as known, not a regression
+    before the range; on the first fixed release's candidate it is a regression of the fix."""
+    status = place_release(BUGS["kornia-2867"], version, None)
+    decided = bug_verdict(BUGS["kornia-2867"], status, [Observation("m.py::t", SIMULATED, OBSERVED, "seen")])
+    assert decided.verdict == verdict
 
 
 def test_the_absent_api_skip_of_a_release_inside_the_range_decides_nothing() -> None:
