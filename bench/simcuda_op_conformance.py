@@ -284,6 +284,10 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=4, help="samples per op and dtype (default 4)")
     parser.add_argument("--out", type=Path, help="write every op's outcome as JSON here")
     args = parser.parse_args()
+    if args.samples < 1:
+        parser.error(f"--samples {args.samples}: at least one")
+    if args.out and (args.out.is_dir() or not args.out.parent.is_dir()):
+        parser.error(f"--out {args.out}: a file in an existing folder")  # before the minute the ops take
     warnings.simplefilter("ignore")  # the samples' own deprecation warnings, thousands of them
     policy = known()
     explained = policy["explained"]

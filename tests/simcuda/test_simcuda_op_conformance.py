@@ -104,3 +104,21 @@ def test_the_documented_command_prints_each_op_and_the_counts() -> None:
     outcomes = json.loads(Path("/tmp/outcomes.json").read_text(encoding="utf-8"))
     assert [(outcome["op"], outcome["outcome"]) for outcome in outcomes] == [("add", "matched"), ("nn.functional.conv2d", "matched")]
     assert all(outcome["samples"] > 0 for outcome in outcomes)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--samples", "0"], "--samples 0: at least one"),
+        (["--out", "/nonexistent/outcomes.json"], "--out /nonexistent/outcomes.json: a file in an existing folder"),
+    ],
+)
+def test_an_argument_it_cannot_use_is_one_line_before_any_op_runs(
+    arguments: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.argv", ["simcuda_op_conformance.py", *arguments])
+    monkeypatch.setattr(conformance, "op_database", lambda: pytest.fail("the ops ran before the arguments were checked"))
+    with pytest.raises(SystemExit) as exit_status:
+        conformance.main()
+    assert exit_status.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"simcuda_op_conformance.py: error: {message}"
