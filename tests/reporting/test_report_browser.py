@@ -47,16 +47,12 @@ class Rendered:
     console: list[str]  # every console message the page produced
 
 
-def open_in_chromium(page: Path, screenshot: Path, profile: Path, height: int) -> Rendered:
-    """Load the page twice, in fresh profiles: once for the DOM and the console, once for the picture."""
-    common = [CHROMIUM, *QUIET, "--virtual-time-budget=5000"]
+def open_in_chromium(page: Path, screenshot: Path, profile: Path, window: tuple[int, int]) -> Rendered:
+    """Load the page once, in a fresh profile: its DOM after the scripts ran, its console, and its picture."""
     dumped = subprocess.run(
-        [*common, f"--user-data-dir={profile / 'dom'}", "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+        [CHROMIUM, *QUIET, "--virtual-time-budget=5000", f"--window-size={window[0]},{window[1]}", f"--user-data-dir={profile}",
+         "--enable-logging=stderr", "--v=0", f"--screenshot={screenshot}", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=120, check=True,
-    )
-    subprocess.run(
-        [*common, f"--user-data-dir={profile / 'shot'}", f"--window-size=1400,{height}", f"--screenshot={screenshot}", page.as_uri()],
-        capture_output=True, timeout=120, check=True,
     )
     assert screenshot.stat().st_size > 10_000, f"{screenshot}: no picture"
     console = [line for line in dumped.stderr.splitlines() if ":CONSOLE" in line]
@@ -80,7 +76,7 @@ def screenshots(tmp_path: Path) -> Path:
 
 
 def test_report_page_shows_verdicts_columns_reasons_and_images(runs, screenshots: Path, tmp_path: Path) -> None:
-    shown = open_in_chromium(runs["new"] / "report.html", screenshots / "report.png", tmp_path / "profile", 2400)
+    shown = open_in_chromium(runs["new"] / "report.html", screenshots / "report.png", tmp_path / "profile", (1400, 2400))
     dom = shown.dom
     assert shown.console == []
     assert re.search(r'<h1 id="title">GPU regression harness: torch \S+, torchvision \S+, kornia \S+ on CPU only</h1>', dom)
@@ -113,7 +109,7 @@ def test_compare_page_leads_with_the_new_regression(runs, screenshots: Path, tmp
     page = tmp_path / "compare.html"
     old, new = runs["old"] / "results.json", runs["new"] / "results.json"
     assert reports_command(["compare", str(old), str(new), "-o", str(page)]) == 1
-    shown = open_in_chromium(page, screenshots / "compare.png", tmp_path / "profile", 1000)
+    shown = open_in_chromium(page, screenshots / "compare.png", tmp_path / "profile", (1400, 1000))
     assert shown.console == []
     assert '<span class="verdict verdict-regressed">1 new regression(s)</span>' in shown.dom
     regressions = shown.dom[shown.dom.index('id="new-regressions"') : shown.dom.index("Newly fixed")]
@@ -125,7 +121,7 @@ def test_compare_page_leads_with_the_new_regression(runs, screenshots: Path, tmp
 def test_matrix_cells_link_to_each_jobs_report(runs, screenshots: Path, tmp_path: Path) -> None:
     page = tmp_path / "matrix.html"
     assert reports_command(["matrix", str(runs["old"] / "results.json"), str(runs["new"] / "results.json"), "-o", str(page)]) == 0
-    shown = open_in_chromium(page, screenshots / "matrix.png", tmp_path / "profile", 600)
+    shown = open_in_chromium(page, screenshots / "matrix.png", tmp_path / "profile", (1400, 600))
     assert shown.console == []
     cells = re.findall(r'<td class="cell verdict-([\w-]+)" data-bug="([\w-]+)"[^>]*><a href="([^"]+)">', shown.dom)
     assert len(cells) == 2 * len(BUGS)
@@ -153,15 +149,12 @@ LAYOUT_PROBE = """<script>window.addEventListener('load', () => setTimeout(() =>
 }, 500));</script>"""
 
 
-def layout_of(page: Path, profile: Path) -> dict:
+def layout_of(page: Path, screenshot: Path, profile: Path) -> dict:
+    """The probe's boxes, from a copy of the page, and its picture (the probe lies below the window)."""
     probed = page.with_name("probed.html")
     probed.write_text(page.read_text(encoding="utf-8").replace("</body>", LAYOUT_PROBE + "</body>"), encoding="utf-8")
-    dumped = subprocess.run(
-        [CHROMIUM, *QUIET, "--virtual-time-budget=5000", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}",
-         f"--user-data-dir={profile}", "--dump-dom", probed.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True,
-    )
-    return json.loads(re.search(r'<pre id="layout-probe">(.*?)</pre>', dumped.stdout, re.S).group(1))
+    dom = open_in_chromium(probed, screenshot, profile, VIEWPORT).dom
+    return json.loads(re.search(r'<pre id="layout-probe">(.*?)</pre>', dom, re.S).group(1))
 
 
 TABLE_STARTS_WITHIN = 160  # px: the page's title and the run's line above it (139 at 1280 wide)
@@ -186,7 +179,7 @@ def test_a_cpu_run_opens_on_its_verdicts_and_its_failure(screenshots: Path, tmp_
     assert run.returncode == 1 and "1 failed" in run.stdout, run.stdout[-3000:]
     page = report / "report.html"
     record_property("report_bytes", page.stat().st_size)
-    layout = layout_of(page, tmp_path / "profile")
+    layout = layout_of(page, screenshots / "report-cpu-run-1280x800.png", tmp_path / "profile")
     assert 0 <= layout["verdicts"]["top"] <= TABLE_STARTS_WITHIN, layout["verdicts"]
     (failure,) = layout["failed"]
     assert failure["test"].endswith("test_planted_failure")
@@ -194,10 +187,3 @@ def test_a_cpu_run_opens_on_its_verdicts_and_its_failure(screenshots: Path, tmp_
         layout["verdicts"]["bottom"] < failure["row"]["top"] <= layout["verdicts"]["bottom"] + FAILURE_FOLLOWS_WITHIN
     ), (layout["verdicts"], failure)
     assert failure["log"]["top"] - failure["row"]["top"] <= 40, failure  # its log opens right under its row
-    screenshot = screenshots / "report-cpu-run-1280x800.png"
-    subprocess.run(
-        [CHROMIUM, *QUIET, "--virtual-time-budget=5000", f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}",
-         f"--user-data-dir={tmp_path / 'shot'}", f"--screenshot={screenshot}", page.as_uri()],
-        capture_output=True, timeout=120, check=True,
-    )
-    assert screenshot.stat().st_size > 10_000
