@@ -191,7 +191,7 @@ def test_bisect_names_the_commit_that_planted_the_bug_and_skips_the_one_that_doe
 
 def test_fixed_names_the_commit_that_removes_it(tiny: dict, run_bisect) -> None:
     commits = tiny["commits"]
-    status, document, printed, _ = run_bisect("--bad", commits[PLANTED], "--good", commits[8], "--bug", "tinybug-1", "--fixed")
+    status, document, printed, _ = run_bisect("--bad", commits[6], "--good", commits[8], "--bug", "tinybug-1", "--fixed")
     assert status == 0, printed
     assert document["first_fixed"]["commit"] == commits[FIX] and "first_bad" not in document
     assert document["first_fixed"]["pull_request"] == "https://github.com/example/tinybug/pull/7"
