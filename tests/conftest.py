@@ -9,6 +9,7 @@ import re
 import socket
 import sys
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -67,9 +68,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 # the `pytest tests` row): xdist's loadfile hands files out in collection order (its reordering by
 # test count turned off), and a long file started last is a tail on one worker while the other idles.
 LONGEST_FIRST = (
-    "test_simulated_runner_steps.py", "test_report_browser.py", "test_bisect.py", "test_simulated_runner_day.py",
-    "test_fault_planted_libraries.py", "test_simcuda_op_conformance.py", "test_gpu_runner_rehearsal.py", "test_readme_options.py",
-    "test_suite_imports_guarded.py", "test_device_sessions.py", "test_containment.py",
+    "test_report_browser.py", "test_bisect.py", "test_simcuda_op_conformance.py", "test_fault_planted_libraries.py",
+    "test_readme_options.py", "test_gpu_runner_rehearsal.py", "test_suite_imports_guarded.py", "test_containment.py",
+    "test_device_sessions.py", "test_known_bug_sessions.py", "test_simcuda_plugin.py",
 )
 
 
@@ -90,23 +91,51 @@ def is_quick(path: Path) -> bool:
     return relative in QUICK or BUG_FAULT_TEST.fullmatch(relative) is not None
 
 
-# `pytest tests --release-range`: the self-tests that install releases from the package index
-# (the docs' release examples, the scan, old releases' GPU jobs). CI runs them as a step of their
-# own, beside the release scan, outside `pytest tests` and its time budget.
-RELEASE_RANGE = "release_range"
-NOT_ASKED_FOR = "a release-range rehearsal (installs releases from the package index): `pytest tests --release-range` runs it"
+@dataclass(frozen=True)
+class OwnStep:
+    """Self-tests CI runs as a step of their own, outside `pytest tests` and its time budget: marked
+    with `marker`, skipped by `pytest tests` naming `option`, which runs them and only them."""
+
+    marker: str
+    option: str
+    what: str
+
+    @property
+    def dest(self) -> str:
+        return self.option.removeprefix("--").replace("-", "_")
+
+    @property
+    def not_asked_for(self) -> str:
+        return f"{self.what}: `pytest tests {self.option}` runs it"
+
+
+# The release range: the docs' release examples, the scan, old releases' GPU jobs (beside the
+# release scan in CI). The runner's day: the GPU workflow's steps, the acceptance run and the
+# default run, end to end on the simulated runner: a fifth of the self-tests' worker-seconds
+# (docs/reference/speed.md).
+RELEASE_RANGE = OwnStep("release_range", "--release-range", "a release-range rehearsal (installs releases from the package index)")
+RUNNER_DAY = OwnStep(
+    "runner_day", "--runner-day", "a simulated GPU runner's day (the GPU workflow's runs, end to end, on SIMCUDA_RUNNER_GPUS)"
+)
+OWN_STEPS = (RELEASE_RANGE, RUNNER_DAY)
+NOT_ASKED_FOR = RELEASE_RANGE.not_asked_for
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--release-range", action="store_true",
+        RELEASE_RANGE.option, action="store_true",
         help="run only the release-range rehearsals (self-tests that install releases from the package index)",
+    )
+    parser.addoption(
+        RUNNER_DAY.option, action="store_true",
+        help="run only the simulated GPU runner's day (the GPU workflow's steps, the acceptance run, the default run)",
     )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "quick: the contributor's quick subset (`pytest tests -m quick`, tests/README.md)")
-    config.addinivalue_line("markers", f"{RELEASE_RANGE}: {NOT_ASKED_FOR}")
+    for step in OWN_STEPS:
+        config.addinivalue_line("markers", f"{step.marker}: {step.not_asked_for}")
 
 
 def pypi_reachable() -> bool:
@@ -123,13 +152,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if is_quick(item.path):
             item.add_marker(pytest.mark.quick)
-    in_range = [item for item in items if item.get_closest_marker(RELEASE_RANGE)]
-    if not config.getoption("release_range", False):  # absent: `pytest --bug ID` loads this file too
-        for item in in_range:
-            item.add_marker(pytest.mark.skip(reason=NOT_ASKED_FOR))
+    asked = [step for step in OWN_STEPS if config.getoption(step.dest, False)]  # absent: `pytest --bug ID` loads this file too
+    if not asked:
+        for item in items:
+            for step in (step for step in OWN_STEPS if item.get_closest_marker(step.marker)):
+                item.add_marker(pytest.mark.skip(reason=step.not_asked_for))
         return
-    config.hook.pytest_deselected(items=[item for item in items if not item.get_closest_marker(RELEASE_RANGE)])
-    items[:] = in_range
+    chosen = [item for item in items if any(item.get_closest_marker(step.marker) for step in asked)]
+    config.hook.pytest_deselected(items=[item for item in items if item not in chosen])
+    items[:] = chosen
+    in_range = [item for item in chosen if item.get_closest_marker(RELEASE_RANGE.marker)]
     if in_range and not pypi_reachable():
         for item in in_range:
             item.add_marker(pytest.mark.skip(reason="pypi.org:443 unreachable: a release-range rehearsal installs releases from PyPI"))

@@ -19,6 +19,7 @@ from tests.conftest import REPO
 from tests.helpers.simulated_runner import SEEN_AFTER_COLLECTION, SELECTED, check_a_runner_report, failures, pytest_on_the_runner, run, runner_env
 
 
+@pytest.mark.runner_day
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_the_default_run_on_the_runner(gpus: int, tmp_path: Path) -> None:
     done = pytest_on_the_runner(gpus, tmp_path, *SELECTED.split())
@@ -27,6 +28,7 @@ def test_the_default_run_on_the_runner(gpus: int, tmp_path: Path) -> None:
     check_a_runner_report(tmp_path, gpus)
 
 
+@pytest.mark.runner_day
 def test_a_first_gpu_runs_strict_sweep_on_the_runner(tmp_path: Path) -> None:
     """The device sweep's cuda:N rows decide, for the first time, what meta left inconclusive: on
     the runner every one of them is decided, and --strict-sweeps passes on the allow-list."""

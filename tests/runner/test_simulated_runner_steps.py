@@ -54,6 +54,7 @@ def check_the_steps_split(parallel: dict, serial: dict, gpus: int) -> None:
         assert verdict["verdict"] == "skipped", verdict
 
 
+@pytest.mark.runner_day  # `pytest tests --runner-day` (tests/conftest.py)
 def test_both_workflow_steps_on_the_runner(tmp_path: Path) -> None:
     gpus = 2
     parallel, serial = parallel_and_serial_steps(load_workflow())
@@ -65,6 +66,7 @@ def test_both_workflow_steps_on_the_runner(tmp_path: Path) -> None:
     check_the_steps_split(documents["parallel"], documents["serial"], gpus)
 
 
+@pytest.mark.runner_day  # `pytest tests --runner-day` (tests/conftest.py)
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_acceptance_on_the_runner_is_kept_outside_reports_observed(gpus: int, tmp_path: Path) -> None:
     before = sorted(OBSERVED_ROOT.rglob("*"))
