@@ -26,6 +26,7 @@ import itertools
 import json
 import sys
 import tomllib
+import unittest.mock
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -87,7 +88,13 @@ def samples_of(op, device: torch.device | str, dtype: torch.dtype, limit: int) -
     op supports autograd in that dtype."""
     requires_grad = op.supports_autograd and dtype in op.supported_backward_dtypes("cpu")
     torch.manual_seed(0)
-    return list(itertools.islice(op.sample_inputs(device, dtype, requires_grad=requires_grad), limit))
+    # OpInfo looks for the unittest method calling it (none here) by inspect.stack(), which reads
+    # every frame's source: a third of an op's time under pytest's deep stack. Deferred as in
+    # op_database (an OpInfo exists only once it ran, so this import finds the module loaded).
+    from torch.testing._internal.opinfo import core as opinfo_core
+
+    with unittest.mock.patch.object(opinfo_core, "extract_test_fn", lambda: None):
+        return list(itertools.islice(op.sample_inputs(device, dtype, requires_grad=requires_grad), limit))
 
 
 def tensors(value: Any) -> list[torch.Tensor]:
