@@ -30,7 +30,9 @@ server too: in a forked command `subprocess.Popen` starts, for such a Python, a 
 process (this file with `--popen`) that hands its stdin, stdout and stderr to the server over a
 Unix socket; a waiter forked from the server forks the Python, passes on the signals the stand-in
 gets, kills the Python when the stand-in is killed, and sends back its exit status, with which the
-stand-in ends (a signal as the same signal).
+stand-in ends (a signal as the same signal). A child that is no such Python (git) carries the
+server's address (ADDRESS) instead; a Python it starts in turn (git bisect run's steps) forks its
+own Pythons from the server where helpers/warm_site/ is on its PYTHONPATH.
 
 Plugins are not imported by the server: pytest rewrites assertions only in modules it imports
 itself, and warns when a plugin was imported before it.
@@ -71,6 +73,10 @@ IMPORT_TIME_PREFIXES = ("TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "CUDA_MODULE
 # import), which inductor itself sets in the test process (TORCHINDUCTOR_CACHE_DIR).
 READ_AT_FIRST_COMPILE = ("TORCHINDUCTOR_", "TRITON_")
 _POLL = 0.005  # seconds between looks at a running child
+# A forked command's child that is no Python the server forks (git, say) carries the server's
+# address here: a Python that child starts in turn (git bisect run's steps) forks its own Pythons
+# from the server too, when it loads helpers/warm_site/ (on its PYTHONPATH) at start-up.
+ADDRESS = "HARNESS_WARM_PYTHON"
 
 
 def eligible(command: Sequence[str], env: Mapping[str, str], base_env: Mapping[str, str]) -> bool:
@@ -86,12 +92,7 @@ def forkable_environment(env: Mapping[str, str], base_env: Mapping[str, str]) ->
     """Whether a Python started with `env` starts as one forked from a server started with
     `base_env` would: the same start-up and import-time variables, no PYTHONPATH holding another
     copy of a preloaded module."""
-    startup = {
-        name for name in {*env, *base_env}
-        if (name.startswith("PYTHON") and name != "PYTHONPATH")
-        or (name.startswith(IMPORT_TIME_PREFIXES) and not name.startswith(READ_AT_FIRST_COMPILE))
-    }
-    if any(env.get(name) != base_env.get(name) for name in startup):
+    if startup_variables(env) != startup_variables(base_env):
         return False
     return not any(_holds_a_preloaded_module(Path(entry)) for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry)
 
@@ -384,9 +385,28 @@ def _warm_popen(socket_path: str, base_env: Mapping[str, str]) -> type[subproces
             }
             if plain and popen_plan(args, options.get("env"), base_env) is not None:
                 args = [sys.executable, "-S", "-E", __file__, "--popen", socket_path, *args[1:]]
+            else:
+                address = json.dumps({"socket": socket_path, "startup": startup_variables(base_env)})
+                options["env"] = {**(os.environ if options.get("env") is None else options["env"]), ADDRESS: address}
             super().__init__(args, *positional, **options)
 
     return WarmPopen
+
+
+def startup_variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables `forkable_environment` compares: what a Python reads at its start and torch at import."""
+    return {
+        name: value for name, value in environ.items()
+        if (name.startswith("PYTHON") and name != "PYTHONPATH")
+        or (name.startswith(IMPORT_TIME_PREFIXES) and not name.startswith(READ_AT_FIRST_COMPILE))
+    }
+
+
+def fork_from_the_address(address: str) -> None:
+    """In a Python a forked command's child started (helpers/warm_site/sitecustomize.py): the Pythons
+    it Popens fork from the server at `address` (ADDRESS's value), where their environment lets them."""
+    found = json.loads(address)
+    subprocess.Popen = _warm_popen(found["socket"], found["startup"])
 
 
 def _start_worker(connection: socket.socket, base_path: list[str], base_env: dict[str, str]) -> None:

@@ -151,8 +151,10 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def run_bisect(tiny: dict, tmp_path: Path):
     """`python -m reports bisect tinybug ...` as a user types it, forked from the self-tests' warm
     Python (helpers/warm_python.py), as are the pytest runs it starts itself at both ends; the
-    steps git bisect run starts begin anew."""
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    steps git bisect run starts begin anew (git starts them), and the pytest each step runs forks
+    from the warm Python too (helpers/warm_site/ on their PYTHONPATH)."""
+    folders = [str(REPO), str(REPO / "tests" / "helpers" / "warm_site"), os.environ.get("PYTHONPATH")]
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, folders))}
 
     def run(*arguments: str, repo: Path | None = None) -> tuple[int, dict | None, str, str]:
         out = tmp_path / "out"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.helpers import warm_python
 
 PROBE = '''
@@ -113,6 +114,20 @@ def test_a_python_a_forked_command_popens_gives_what_a_fresh_one_gives(probe: di
     assert fresh_child.pop("pid") != warm_child.pop("pid")
     assert (fresh_child.pop("torch imported"), warm_child.pop("torch imported")) == (False, True)  # forked from the server
     assert (warm_child, warm.stdout.splitlines()[1:], warm.stderr) == (fresh_child, fresh.stdout.splitlines()[1:], fresh.stderr)
+
+
+@pytest.mark.parametrize(("warm_site", "forked"), [(True, True), (False, False)])
+def test_a_python_started_by_a_forked_commands_other_child_forks_its_pythons_where_warm_site_is_loaded(
+    probe: dict[str, str], tmp_path: Path, warm_site: bool, forked: bool
+) -> None:
+    """git bisect run's steps: a forked command starts git (no Python: started as it is), git a fresh
+    Python; with helpers/warm_site/ on its PYTHONPATH, the Pythons that one Popens fork from the server."""
+    folders = [str(REPO), str(REPO / "tests" / "helpers" / "warm_site")] if warm_site else []
+    env = {**probe, "PYTHONPATH": os.pathsep.join([probe["PYTHONPATH"], *folders])}
+    relay = f"import subprocess, sys; sys.exit(subprocess.run(['sh', '-c', '{sys.executable} -m popen_probe plain']).returncode)"
+    (tmp_path / "lib" / "relay.py").write_text(relay, encoding="utf-8")
+    warm = warm_python.run([sys.executable, "-m", "relay"], cwd=tmp_path, env=env, timeout=60)
+    assert json.loads(warm.stdout.splitlines()[0])["torch imported"] is forked, warm.stdout + warm.stderr
 
 
 def test_killing_a_popened_python_kills_it(probe: dict[str, str], tmp_path: Path) -> None:
