@@ -131,6 +131,9 @@ def test_a_triage_for_some_releases_covers_those_only(harness, allowlist: Path, 
         ({"reason": "r", "releases": ">=0.7.1,<=0.7.2"}, "0.8.1", None, False),
         ({"reason": "r", "releases": ">=0.7.1"}, None, None, False),  # not installed: nothing to place
         ({"reason": "r", "releases": ">=0.7.1"}, "0.7.1.git-abc", None, False),  # cannot be placed
+        ({"reason": "r", "releases": ">=0.7.1"}, "0.7.1rc1", None, True),  # a candidate reads as its release
+        ({"reason": "r", "releases": "<0.7.2"}, "0.7.2rc1", None, False),
+        ({"reason": "r", "releases": "<0.7.3"}, "0.7.2.dev0", None, False),  # a development build: only its commit places it
         ({"reason": "r", "bug": "kornia-2791"}, "0.7.1", True, True),  # the bug's symptom where it is known
         ({"reason": "r", "bug": "kornia-2791"}, "0.7.2", False, False),  # ... and where it was fixed: new
         ({"reason": "r", "bug": "kornia-2791"}, "1.0", None, False),  # a release the registry cannot place
