@@ -98,7 +98,8 @@ class OwnStep:
 
     marker: str
     option: str
-    what: str
+    what: str  # one such test, as its skip reason names it
+    help: str  # the option's
 
     @property
     def dest(self) -> str:
@@ -113,23 +114,21 @@ class OwnStep:
 # release scan in CI). The runner's day: the GPU workflow's steps, the acceptance run and the
 # default run, end to end on the simulated runner: a fifth of the self-tests' worker-seconds
 # (docs/reference/speed.md).
-RELEASE_RANGE = OwnStep("release_range", "--release-range", "a release-range rehearsal (installs releases from the package index)")
+RELEASE_RANGE = OwnStep(
+    "release_range", "--release-range", "a release-range rehearsal (installs releases from the package index)",
+    "run only the release-range rehearsals (self-tests that install releases from the package index)",
+)
 RUNNER_DAY = OwnStep(
-    "runner_day", "--runner-day", "a simulated GPU runner's day (the GPU workflow's runs, end to end, on SIMCUDA_RUNNER_GPUS)"
+    "runner_day", "--runner-day", "a simulated GPU runner's day (the GPU workflow's runs, end to end, on SIMCUDA_RUNNER_GPUS)",
+    "run only the simulated GPU runner's day (the GPU workflow's steps, the acceptance run, the default run)",
 )
 OWN_STEPS = (RELEASE_RANGE, RUNNER_DAY)
 NOT_ASKED_FOR = RELEASE_RANGE.not_asked_for
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        RELEASE_RANGE.option, action="store_true",
-        help="run only the release-range rehearsals (self-tests that install releases from the package index)",
-    )
-    parser.addoption(
-        RUNNER_DAY.option, action="store_true",
-        help="run only the simulated GPU runner's day (the GPU workflow's steps, the acceptance run, the default run)",
-    )
+    for step in OWN_STEPS:
+        parser.addoption(step.option, action="store_true", help=step.help)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -158,8 +157,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             for step in (step for step in OWN_STEPS if item.get_closest_marker(step.marker)):
                 item.add_marker(pytest.mark.skip(reason=step.not_asked_for))
         return
-    chosen = [item for item in items if any(item.get_closest_marker(step.marker) for step in asked)]
-    config.hook.pytest_deselected(items=[item for item in items if item not in chosen])
+    chosen, deselected = [], []
+    for item in items:
+        (chosen if any(item.get_closest_marker(step.marker) for step in asked) else deselected).append(item)
+    config.hook.pytest_deselected(items=deselected)
     items[:] = chosen
     in_range = [item for item in chosen if item.get_closest_marker(RELEASE_RANGE.marker)]
     if in_range and not pypi_reachable():

@@ -4,7 +4,7 @@ there for the steps `git bisect run` starts): where the warm server's address re
 
 import os
 
-if os.environ.get("HARNESS_WARM_PYTHON"):
-    from tests.helpers.warm_python import fork_from_the_address
+from tests.helpers.warm_python import ADDRESS, fork_from_the_address
 
-    fork_from_the_address(os.environ["HARNESS_WARM_PYTHON"])
+if os.environ.get(ADDRESS):
+    fork_from_the_address(os.environ[ADDRESS])
