@@ -161,19 +161,31 @@ def test_torchs_overwrite_error_is_a_sighting_whatever_was_recorded(monkeypatch,
     assert raised.type is BugObserved
 
 
-@pytest.mark.parametrize(("runnable", "runs"), [(["cuda:0"], False), ([], True)])
-def test_the_cpu_twin_runs_only_where_no_gpu_runs_the_direct_test(monkeypatch, runnable: list[str], runs: bool) -> None:
+@pytest.mark.parametrize(
+    ("runnable", "sam2_installed", "left_out_because"),
+    [
+        (["cuda:0"], True, "cuda:0 runs the direct test in this session"),
+        ([], False, "sam2 is not installed, so it would compile the harness's stand-in"),
+        (["cuda:0"], False, "cuda:0 runs the direct test"),
+        ([], True, None),
+    ],
+)
+def test_the_cpu_twin_runs_only_where_it_compiles_sam2_and_no_gpu_runs_the_direct_test(
+    monkeypatch, runnable: list[str], sam2_installed: bool, left_out_because: str | None
+) -> None:
     """The twin is a control that compiles with inductor (64 s cold on an H200): where the session
-    runs the direct test on a GPU it adds nothing, and it says so; without one it runs."""
+    runs the direct test on a GPU it adds nothing, and without sam2 it would compile only the
+    harness's stand-in; each says so. With sam2 and no GPU it runs."""
     compared: list[str] = []
     fake_gpu_run(monkeypatch, skips_after=0, recorded=0, compare=lambda *args: compared.append("compared"))
+    monkeypatch.setattr(compiled_encoder, "sam2_position_encoding_class", lambda: object if sam2_installed else None)
 
     def twin() -> None:
         compiled_encoder.test_compiled_encoder_matches_eager("cpu", "reduce-overhead", lambda *item: None, lambda source: None, runnable)
 
-    if runs:
+    if left_out_because is None:
         twin()
     else:
-        with pytest.raises(pytest.skip.Exception, match="CPU twin .* left out: cuda:0 runs the direct test in this session"):
+        with pytest.raises(pytest.skip.Exception, match=f"CPU twin .* left out: .*{left_out_because}"):
             twin()
-    assert compared == (["compared"] if runs else [])
+    assert compared == ([] if left_out_because else ["compared"])
