@@ -68,9 +68,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 # the `pytest tests` row): xdist's loadfile hands files out in collection order (its reordering by
 # test count turned off), and a long file started last is a tail on one worker while the other idles.
 LONGEST_FIRST = (
-    "test_report_browser.py", "test_bisect.py", "test_simcuda_op_conformance.py", "test_fault_planted_libraries.py",
-    "test_readme_options.py", "test_gpu_runner_rehearsal.py", "test_suite_imports_guarded.py", "test_containment.py",
-    "test_device_sessions.py", "test_known_bug_sessions.py", "test_simcuda_plugin.py",
+    "test_bisect.py", "test_fault_planted_libraries.py", "test_readme_options.py", "test_simcuda_op_conformance.py",
+    "test_gpu_runner_rehearsal.py", "test_suite_imports_guarded.py", "test_containment.py", "test_device_sessions.py",
+    "test_known_bug_sessions.py", "test_simcuda_plugin.py", "test_report_browser.py",
 )
 
 
@@ -111,16 +111,18 @@ class OwnStep:
 
 
 # The release range: the docs' release examples, the scan, old releases' GPU jobs (beside the
-# release scan in CI). The runner's day: the GPU workflow's steps, the acceptance run and the
-# default run, end to end on the simulated runner: a fifth of the self-tests' worker-seconds
+# release scan in CI). The runner's day: the suites' whole runs, end to end: the GPU workflow's
+# steps, the acceptance run and the default run on the simulated runner, and a CPU machine's
+# default run with its page in Chromium: a quarter of the self-tests' worker-seconds
 # (docs/reference/speed.md).
 RELEASE_RANGE = OwnStep(
     "release_range", "--release-range", "a release-range rehearsal (installs releases from the package index)",
     "run only the release-range rehearsals (self-tests that install releases from the package index)",
 )
 RUNNER_DAY = OwnStep(
-    "runner_day", "--runner-day", "a simulated GPU runner's day (the GPU workflow's runs, end to end, on SIMCUDA_RUNNER_GPUS)",
-    "run only the simulated GPU runner's day (the GPU workflow's steps, the acceptance run, the default run)",
+    "runner_day", "--runner-day", "a runner's day (a whole run of the suites: the GPU workflow's on SIMCUDA_RUNNER_GPUS, a CPU machine's default)",
+    "run only the runner's day: the suites' whole runs (the GPU workflow's steps, the acceptance run and the default run on the "
+    "simulated GPU runner; a CPU machine's default run with its page in Chromium)",
 )
 OWN_STEPS = (RELEASE_RANGE, RUNNER_DAY)
 NOT_ASKED_FOR = RELEASE_RANGE.not_asked_for

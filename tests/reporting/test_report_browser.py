@@ -161,6 +161,7 @@ TABLE_STARTS_WITHIN = 160  # px: the page's title and the run's line above it (1
 FAILURE_FOLLOWS_WITHIN = 200  # px: the sweep findings' summary, the results' counts and filter lines, the header row (190 at 1280 wide)
 
 
+@pytest.mark.runner_day  # a whole run of the suites: `pytest tests --runner-day` (tests/conftest.py)
 def test_a_cpu_run_opens_on_its_verdicts_and_its_failure(screenshots: Path, tmp_path: Path, record_property) -> None:
     """The suites as a CPU machine runs them (every device the machine lacks a skip), plus one
     planted failure: in a 1280x800 window the page opens on the verdict table, right under its
