@@ -168,6 +168,17 @@ def test_a_range_naming_a_pre_release_reads_that_releases_candidates_as_themselv
     assert version_is_affected(fixed_in_rc2, version) is affected
 
 
+AMBIGUOUS_RC1 = replace(BUGS["kornia-2867"], ambiguous=SpecifierSet("==0.7.2rc1"))
+
+
+@pytest.mark.parametrize(("version", "affected"), [("0.7.2rc1", None), ("0.7.2rc2", True), ("0.7.2", True), ("0.7.1rc1", False)])
+def test_an_ambiguous_candidate_is_unplaced_and_moves_no_other_candidate(version: str, affected: bool | None) -> None:
+    """`ambiguous = "==0.7.2rc1"`: that candidate's build cannot be placed, which says nothing of
+    where the range begins, so 0.7.2's other candidates still read as 0.7.2: a sighting on 0.7.2rc2
+    is the bug as known, never a regression before the range."""
+    assert version_is_affected(AMBIGUOUS_RC1, version) is affected
+
+
 def test_a_dev_build_inside_the_ambiguous_versions_cannot_be_placed_either() -> None:
     git_series = replace(BUGS["sam2-460"], ambiguous=SpecifierSet("==1.0.*"))
     assert version_is_affected(git_series, "1.0.1.dev0") is None
@@ -559,7 +570,12 @@ def test_verdict_for_a_release_before_the_bug(affected: bool, observation: str, 
     assert verdict_for(affected, observation, predates) == verdict
 
 
-STRICTLY_AFTER_0_8_1 = replace(BUGS["kornia-2867"], affected=SpecifierSet(">0.8.1,<0.9.0"))
+def only(affected: str) -> Bug:
+    return replace(BUGS["kornia-2867"], affected=SpecifierSet(affected))
+
+
+STRICTLY_AFTER_0_8_1 = only(">0.8.1,<0.9.0")
+FROM_0_7_2RC2 = only(">=0.7.2rc2,<0.8.2")
 
 
 @pytest.mark.parametrize(
@@ -583,6 +599,16 @@ STRICTLY_AFTER_0_8_1 = replace(BUGS["kornia-2867"], affected=SpecifierSet(">0.8.
         (BUGS["kornia-2867"], "0.7.2rc1", False),
         (BUGS["kornia-2867"], "0.7.1rc1", True),
         (STRICTLY_AFTER_0_8_1, "0.8.1rc1", True),
+        (AMBIGUOUS_RC1, "0.7.2rc2", False),  # an ambiguous candidate moves no other
+        # A range naming a candidate places that release's candidates as themselves.
+        (FROM_0_7_2RC2, "0.7.2rc1", True),
+        (FROM_0_7_2RC2, "0.7.2rc3", False),
+        # An exact, compatible or arbitrary-equality version, a wildcard included: below it is before.
+        (only("==0.7.*"), "0.6.9", True),
+        (only("==0.7.*"), "0.7.5", False),
+        (only("~=0.7.2"), "0.7.1", True),
+        (only("===0.7.2"), "0.7.1", True),
+        (only("==0.7.2"), "0.7.2", False),
     ],
 )
 def test_what_predates_the_affected_range(bug: Bug, version: str, predates: bool) -> None:
@@ -617,12 +643,21 @@ def test_bug_verdict_before_the_range(observations: list[Observation], verdict: 
         assert decided.detail.endswith(BEFORE_2867.basis)
 
 
-@pytest.mark.parametrize(("version", "verdict"), [("0.7.2rc1", "reproduced"), ("0.8.2rc1", "regressed")])
-def test_a_sighting_on_a_candidate_is_judged_as_on_its_release(version: str, verdict: str) -> None:
+@pytest.mark.parametrize(
+    ("bug", "version", "verdict"),
+    [
+        (BUGS["kornia-2867"], "0.7.2rc1", "reproduced"),
+        (BUGS["kornia-2867"], "0.8.2rc1", "regressed"),
+        (AMBIGUOUS_RC1, "0.7.2rc2", "reproduced"),
+        (AMBIGUOUS_RC1, "0.7.2rc1", "unplaced"),
+    ],
+)
+def test_a_sighting_on_a_candidate_is_judged_as_on_its_release(bug: Bug, version: str, verdict: str) -> None:
     """The symptom on the first affected release's candidate is the bug as known, not a regression
-    before the range; on the first fixed release's candidate it is a regression of the fix."""
-    status = place_release(BUGS["kornia-2867"], version, None)
-    decided = bug_verdict(BUGS["kornia-2867"], status, [Observation("m.py::t", SIMULATED, OBSERVED, "seen")])
+    before the range (whichever other candidate the registry calls ambiguous); on the first fixed
+    release's candidate it is a regression of the fix."""
+    status = place_release(bug, version, None)
+    decided = bug_verdict(bug, status, [Observation("m.py::t", SIMULATED, OBSERVED, "seen")])
     assert decided.verdict == verdict
 
 
