@@ -59,7 +59,10 @@ def test_a_source_tree_ahead_of_the_install_cannot_be_placed(tmp_path: Path, mon
     assert imported_elsewhere(PACKAGE) == tmp_path / "tree" / PACKAGE
     status = affected_status(BUG)
     assert (status.affected, status.version) == (None, "0.7.1")
-    assert status.basis.startswith(f"{PACKAGE} is imported from {tmp_path / 'tree' / PACKAGE}, not from the installed 0.7.1's files")
+    assert status.basis == (
+        f"{PACKAGE} is imported from {tmp_path / 'tree' / PACKAGE}, not from the installed 0.7.1's files: its version does not "
+        "place that tree (pip install -e it, and its commit places it)"
+    )
 
 
 def test_an_editable_install_maps_the_import_to_its_checkout_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
