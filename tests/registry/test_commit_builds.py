@@ -123,17 +123,18 @@ def fake_install(site: Path, version: str, direct_url: dict | None) -> None:
 
 
 @pytest.mark.parametrize(
-    ("build", "affected", "predates", "basis"),
+    ("build", "fixed", "affected", "predates", "basis"),
     [
-        ("middle", True, False, "has {introduce}, which brought the bug, not {fix}, which fixed it"),
-        ("after", False, False, "has {fix}, which fixed the bug"),
-        ("root", False, True, "predates {introduce}, which brought the bug"),
+        ("middle", True, True, False, "has {introduce}, which brought the bug, not {fix}, which fixed it"),
+        ("after", True, False, False, "has {fix}, which fixed the bug"),
+        ("root", True, False, True, "predates {introduce}, which brought the bug"),
+        ("after", False, True, False, "has {introduce}, which brought the bug (no fix yet)"),
     ],
 )
 def test_an_installed_git_build_is_placed_by_its_commit_not_its_dev_version(
-    commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: str, affected: bool, predates: bool, basis: str
+    commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: str, fixed: bool, affected: bool, predates: bool, basis: str
 ) -> None:
-    bug = replace(BUGS["kornia-2867"], introduced_by=commits["introduce"], fixed_by=commits["fix"])
+    bug = replace(BUGS["kornia-2867"], introduced_by=commits["introduce"], fixed_by=commits["fix"] if fixed else None)
     url = f"file://{commits['path']}"
     fake_install(tmp_path, "0.7.2.dev0", {"url": url, "vcs_info": {"vcs": "git", "commit_id": commits[build]}})
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -164,6 +165,15 @@ def test_a_git_build_whose_history_cannot_be_read_is_placed_by_version_and_says_
     assert status.basis.endswith(
         f"commit d6e14859 of file://{tmp_path / 'gone'} (0.7.2.dev0) not placed: file://{tmp_path / 'gone'}: no such repository"
     )
+
+
+def test_a_git_build_of_a_bug_without_recorded_commits_is_placed_by_its_version(
+    commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_install(tmp_path, "0.7.3", {"url": f"file://{commits['path']}", "vcs_info": {"vcs": "git", "commit_id": commits["middle"]}})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = affected_status(replace(BUGS["kornia-2867"], introduced_by=None, fixed_by=None), cache=tmp_path / "cache")
+    assert (status.affected, status.basis) == (True, "version 0.7.3")
 
 
 def test_a_dev_version_without_a_recorded_commit_cannot_be_placed() -> None:
