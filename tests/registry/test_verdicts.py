@@ -624,6 +624,14 @@ def test_a_release_before_the_range_is_placed_as_predating_with_the_range_named(
     assert place_release(BUGS["kornia-2867"], "0.8.2", None).predates is False
 
 
+def test_a_probe_disagreeing_on_a_release_before_the_range_is_stated() -> None:
+    """A probe that finds the fix absent where the version says "unaffected": before the range, too,
+    the version decides and the disagreement is kept for the verdict to state."""
+    status = place_release(replace(BUGS["kornia-2867"], probe="m:probe"), "0.7.1", False)
+    assert (status.affected, status.predates) == (False, True)
+    assert status.disagreement == "probe m:probe says the fix is absent, against version 0.7.1"
+
+
 BEFORE_2867 = place_release(BUGS["kornia-2867"], "0.7.1", None)
 ABSENT = "kornia 0.7.1 has no kornia.augmentation.RandomJPEG (first shipped in 0.7.2)"
 
