@@ -69,3 +69,11 @@ def test_an_editable_install_maps_the_import_to_its_checkout_itself(tmp_path: Pa
     editable = {"url": f"file://{tmp_path / 'checkout'}", "dir_info": {"editable": True}}
     on_path(monkeypatch, package(tmp_path / "checkout"), metadata(tmp_path / "site", editable))
     assert imported_elsewhere(PACKAGE) is None
+
+
+def test_a_distribution_whose_package_cannot_be_found_is_left_to_its_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Metadata without an importable top-level package of its name (a distribution whose module is
+    named otherwise): nothing tells where its code is imported from, so its version places it."""
+    on_path(monkeypatch, metadata(tmp_path / "site"))
+    assert imported_elsewhere(PACKAGE) is None
+    assert affected_status(BUG).affected is True
