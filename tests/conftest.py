@@ -113,14 +113,13 @@ class OwnStep:
 # The release range: the docs' release examples, the scan, old releases' GPU jobs (beside the
 # release scan in CI). The runner's day: the suites' whole runs, end to end: the GPU workflow's
 # steps, the acceptance run and the default run on the simulated runner, and a CPU machine's
-# default run with its page in Chromium: a quarter of the self-tests' worker-seconds
-# (docs/reference/speed.md).
+# default run with its page in Chromium (their time: docs/reference/speed.md).
 RELEASE_RANGE = OwnStep(
     "release_range", "--release-range", "a release-range rehearsal (installs releases from the package index)",
     "run only the release-range rehearsals (self-tests that install releases from the package index)",
 )
 RUNNER_DAY = OwnStep(
-    "runner_day", "--runner-day", "a runner's day (a whole run of the suites: the GPU workflow's on SIMCUDA_RUNNER_GPUS, a CPU machine's default)",
+    "runner_day", "--runner-day", "a runner's day (a whole run of the suites, on SIMCUDA_RUNNER_GPUS or a CPU machine's default)",
     "run only the runner's day: the suites' whole runs (the GPU workflow's steps, the acceptance run and the default run on the "
     "simulated GPU runner; a CPU machine's default run with its page in Chromium)",
 )

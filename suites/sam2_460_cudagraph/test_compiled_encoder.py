@@ -15,8 +15,9 @@ graphs never apply to CPU tensors, so it checks compiled == eager and decides no
 bug (a control). It compiles one mode only: every mode gives CPU the same code, ~20 s each (64 s
 with an empty inductor cache on a 16-core GPU machine). It runs only where it compiles sam2's own
 module (`cpu_twin_left_out`): with a GPU running the direct test the control's oracle runs there,
-on the device that decides; without sam2 it would compile the harness's stand-in, which only
-tests/ needs (they compile it on the simulated device), at a sixth of a CPU run's time.
+on the device that decides; without sam2 it would compile the harness's stand-in, which this
+test's simulated cases (simcuda:N) already compile with CUDA graphs in the same run, at a sixth
+of a CPU run's time.
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ from suites.sam2_460_cudagraph.position_encodings import (
     encoder_and_eager_twin,
     frames,
     position_encoding,
-    sam2_position_encoding_class,
 )
 
 CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")
@@ -71,11 +71,12 @@ def fresh_dynamo() -> Iterator[None]:
 def test_compiled_encoder_matches_eager(device, mode, record_property, as_control, runnable_gpus):
     if device == "cpu" and mode != CPU_TWIN_MODE:
         pytest.skip(f"CPU twin (no CUDA graphs on CPU) compiles one mode only: {CPU_TWIN_MODE}")
-    if device == "cpu" and (reason := cpu_twin_left_out(runnable_gpus, sam2_position_encoding_class() is not None)):
-        pytest.skip(reason)
     with warm_on(device):
         position, source = position_encoding(CHANNELS)
-    if isinstance(position, CachedSinePosition):  # the harness's stand-in: checks the oracle only
+    stand_in = isinstance(position, CachedSinePosition)  # sam2 not installed: checks the oracle only
+    if device == "cpu" and (reason := cpu_twin_left_out(runnable_gpus, stand_in)):
+        pytest.skip(reason)
+    if stand_in:
         as_control(source)
     record_property("position_encoding", source)
     encoder, eager = encoder_and_eager_twin(position, device)
@@ -91,11 +92,11 @@ def test_compiled_encoder_matches_eager(device, mode, record_property, as_contro
         raise Inconclusive(f"{device} {mode}: {problem}")
 
 
-def cpu_twin_left_out(runnable_gpus: list[str], sam2_installed: bool) -> str | None:
+def cpu_twin_left_out(runnable_gpus: list[str], stand_in: bool) -> str | None:
     """Why the CPU twin (a control, an inductor compile) does not run in this session, or None."""
     if runnable_gpus:
         return f"CPU twin (a control, a cold inductor compile) left out: {runnable_gpus[0]} runs the direct test in this session"
-    if not sam2_installed:
+    if stand_in:
         return (
             "CPU twin (a control, an inductor compile) left out: sam2 is not installed, so it would compile the harness's "
             f"stand-in, checking torch's CPU compiler and nothing of sam2; to run it: {SAM2_INSTALL_HINT}"

@@ -20,7 +20,7 @@ from suites.sam2_460_cudagraph.oracles import (
     comparison_tolerance,
     cudagraph_use_problem,
 )
-from suites.sam2_460_cudagraph.position_encodings import frames
+from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, frames
 
 
 def test_tolerance_follows_the_precision_in_force() -> None:
@@ -178,7 +178,8 @@ def test_the_cpu_twin_runs_only_where_it_compiles_sam2_and_no_gpu_runs_the_direc
     harness's stand-in; each says so. With sam2 and no GPU it runs."""
     compared: list[str] = []
     fake_gpu_run(monkeypatch, skips_after=0, recorded=0, compare=lambda *args: compared.append("compared"))
-    monkeypatch.setattr(compiled_encoder, "sam2_position_encoding_class", lambda: object if sam2_installed else None)
+    position = (torch.nn.Identity(), "sam2's own") if sam2_installed else (CachedSinePosition(CHANNELS, fixed=True), "the stand-in")
+    monkeypatch.setattr(compiled_encoder, "position_encoding", lambda channels: position)
 
     def twin() -> None:
         compiled_encoder.test_compiled_encoder_matches_eager("cpu", "reduce-overhead", lambda *item: None, lambda source: None, runnable)
