@@ -572,12 +572,13 @@ def test_verdict_for_a_release_before_the_bug(affected: bool, observation: str, 
     assert verdict_for(affected, observation, predates) == verdict
 
 
-def only(affected: str) -> Bug:
+def with_range(affected: str) -> Bug:
+    """kornia-2867 with another affected range (its other fields as registered)."""
     return replace(BUGS["kornia-2867"], affected=SpecifierSet(affected))
 
 
-STRICTLY_AFTER_0_8_1 = only(">0.8.1,<0.9.0")
-FROM_0_7_2RC2 = only(">=0.7.2rc2,<0.8.2")
+STRICTLY_AFTER_0_8_1 = with_range(">0.8.1,<0.9.0")
+FROM_0_7_2RC2 = with_range(">=0.7.2rc2,<0.8.2")
 
 
 @pytest.mark.parametrize(
@@ -605,12 +606,13 @@ FROM_0_7_2RC2 = only(">=0.7.2rc2,<0.8.2")
         # A range naming a candidate places that release's candidates as themselves.
         (FROM_0_7_2RC2, "0.7.2rc1", True),
         (FROM_0_7_2RC2, "0.7.2rc3", False),
+        (with_range(">=0.7.0,<0.7.2rc2"), "0.7.2rc1", False),  # read as itself, yet inside the lower bound
         # An exact, compatible or arbitrary-equality version, a wildcard included: below it is before.
-        (only("==0.7.*"), "0.6.9", True),
-        (only("==0.7.*"), "0.7.5", False),
-        (only("~=0.7.2"), "0.7.1", True),
-        (only("===0.7.2"), "0.7.1", True),
-        (only("==0.7.2"), "0.7.2", False),
+        (with_range("==0.7.*"), "0.6.9", True),
+        (with_range("==0.7.*"), "0.7.5", False),
+        (with_range("~=0.7.2"), "0.7.1", True),
+        (with_range("===0.7.2"), "0.7.1", True),
+        (with_range("==0.7.2"), "0.7.2", False),
     ],
 )
 def test_what_predates_the_affected_range(bug: Bug, version: str, predates: bool) -> None:
