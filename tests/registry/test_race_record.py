@@ -80,6 +80,8 @@ ROW = {
         ({"first_sighting": None}, "first_sighting None does not fit 1 sightings in 5 attempts"),
         ({"first_sighting": 6}, "first_sighting 6 does not fit"),
         ({"sightings": 0}, "first_sighting 5 does not fit 0 sightings"),
+        ({"attempts": None, "seed": None, "colour": "red"}, "trial 1: missing: attempts, seed; unknown: colour"),
+        ({"gpu": "", "sightings": -1}, "trial 1: must be non-empty strings: gpu; must be whole numbers, 0 or more: sightings"),
     ],
 )
 def test_a_malformed_row_is_one_line_naming_it(tmp_path: Path, change: dict, message: str) -> None:
@@ -92,7 +94,14 @@ def test_a_malformed_row_is_one_line_naming_it(tmp_path: Path, change: dict, mes
 
 
 @pytest.mark.parametrize(
-    ("text", "message"), [("[[trial]\n", "not valid TOML"), ("[other]\nx = 1\n", "unknown table\\(s\\) other"), ("trial = 3\n", "array of tables")]
+    ("text", "message"),
+    [
+        ("[[trial]\n", "not valid TOML"),
+        ("[other]\nx = 1\n", "unknown table\\(s\\) other;"),
+        ("[other]\n[more]\n", "unknown table\\(s\\) more, other;"),
+        ("trial = 3\n", "array of tables"),
+        ("trial = [3]\n", "trial 1: must be a table of fields$"),
+    ],
 )
 def test_a_malformed_file_is_one_line(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "trials.toml"
@@ -101,6 +110,27 @@ def test_a_malformed_file_is_one_line(tmp_path: Path, text: str, message: str) -
         load_record(path)
     with pytest.raises(RecordError, match="cannot read the race record"):
         load_record(tmp_path / "absent.toml")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"attempts": 1, "sightings": 1, "first_sighting": 1},  # seen at once
+        {"attempts": 1, "sightings": 0, "first_sighting": None},  # one clean attempt
+        {"attempts": 3, "sightings": 3, "first_sighting": 1},  # three threads, each saw it
+    ],
+)
+def test_a_row_at_the_edges_of_its_counts_loads(tmp_path: Path, change: dict) -> None:
+    row = {key: value for key, value in {**ROW, **change}.items() if value is not None}
+    path = tmp_path / "trials.toml"
+    path.write_text("[[trial]]\n" + "\n".join(f"{key} = {json.dumps(value)}" for key, value in row.items()) + "\n")
+    assert load_record(path) == (Trial(**row),)
+
+
+def test_a_record_without_rows_is_empty(tmp_path: Path) -> None:
+    path = tmp_path / "trials.toml"
+    path.write_text(record_text([]))
+    assert record_text([]) == "" and load_record(path) == ()
 
 
 def test_rows_written_read_back_as_they_were(tmp_path: Path) -> None:
@@ -118,6 +148,12 @@ def test_rows_written_read_back_as_they_were(tmp_path: Path) -> None:
         ("s/t.py::test_x[single-cuda:0]", "cuda:0", "s/t.py::test_x[single]"),
         ("s/t.py::test_x[threads8]", None, "s/t.py::test_x[threads8]"),
         ("s/t.py::test_x", "cuda:0", "s/t.py::test_x"),
+        ("s/t.py::TestX::test_x[cuda:0-big]", "cuda:0", "s/t.py::TestX::test_x[big]"),
+        # Brackets in a folder's name, in an id of its own, "::" in an id: the ids begin at the
+        # first bracket after the path.
+        ("s/odd[1]/t.py::test_x[cuda:0-size[64]]", "cuda:0", "s/odd[1]/t.py::test_x[size[64]]"),
+        ("s/odd[1]/t.py::test_x", "cuda:0", "s/odd[1]/t.py::test_x"),
+        ("s/t.py::test_x[cuda:1-a::b]", "cuda:1", "s/t.py::test_x[a::b]"),
     ],
 )
 def test_a_case_is_its_test_without_the_device(nodeid: str, device_id: str | None, case: str) -> None:
@@ -181,6 +217,27 @@ def test_what_is_no_trial(properties: dict) -> None:
     assert trials_from_results(document(properties), "r.json", {"torchvision-9606"}) == []
 
 
+def test_a_run_that_recorded_no_tests_or_verdicts_holds_no_trials() -> None:
+    assert trials_from_results({}, "r.json", {"torchvision-9606"}) == []
+    assert trials_from_results({"verdicts": [], "tests": [{"nodeid": "s/t.py::test_x"}]}, "r.json", {"torchvision-9606"}) == []
+
+
+def test_a_trial_keeps_its_seed_and_first_sighting_or_their_defaults() -> None:
+    """Each test's own figures; a run before seeds were recorded ran seed 0, every default run's,
+    and one before first sightings were saw it at its last attempt (the hunt stops there)."""
+    seen_first = document({"observation": "observed", "attempts": 24, "sightings": 3, "first_sighting": 2})
+    assert [trial.first_sighting for trial in trials_from_results(seen_first, "r.json", {"torchvision-9606"})] == [2]
+    unseeded = document({"observation": "not-observed", "attempts": 4})
+    del unseeded["tests"][0]["properties"]["seed"]
+    assert [trial.seed for trial in trials_from_results(unseeded, "r.json", {"torchvision-9606"})] == [0]
+
+
+def test_an_uncounted_test_is_skipped_not_the_end_of_the_run() -> None:
+    run = document({"observation": "not-observed"})
+    run["tests"].append({**run["tests"][0], "properties": {**run["tests"][0]["properties"], "attempts": 6}})
+    assert [trial.attempts for trial in trials_from_results(run, "r.json", {"torchvision-9606"})] == [6]
+
+
 def test_a_rehearsal_on_the_simulated_runner_is_never_a_trial() -> None:
     rehearsal = document({"observation": "not-observed", "attempts": 7}, simulated_runner="simulated 1-GPU runner: no real GPU")
     assert trials_from_results(rehearsal, "r.json", {"torchvision-9606"}) == []
@@ -208,6 +265,12 @@ def test_runs_that_replayed_one_seed_count_once_as_the_one_that_went_furthest() 
     assert pooled([*replays, Trial("b", "c", "G", "1.0", 4, 0, 8, "s")]) == Tally("G", attempts=9, sightings=1, first_sighting=5)
 
 
+def test_of_replays_alike_in_attempts_and_sightings_the_later_first_sighting_counts() -> None:
+    """Three threads, 24 attempts, one sighting, in either order: a budget must reach the later one."""
+    alike = [Trial("b", "c", "G", "1.0", 24, 1, 7, "s", 20), Trial("b", "c", "G", "1.0", 24, 1, 7, "s", 9)]
+    assert pooled(alike) == pooled(alike[::-1]) == Tally("G", attempts=24, sightings=1, first_sighting=20)
+
+
 def test_the_summary_says_where_each_gpu_saw_the_bug_and_where_it_only_looked() -> None:
     rows = [
         Trial("b", "s/t.py::c1", "G", "1.0", 5, 1, 1, "s", 5),
@@ -222,6 +285,19 @@ def test_the_summary_says_where_each_gpu_saw_the_bug_and_where_it_only_looked() 
         "900 attempts in 1 case on 2.0, outside the affected range; H: 40 attempts in 1 case on 2.0, outside the affected range"
     )
     assert record_summary(rows, "none", lambda release: True) == "no GPU run recorded"
+
+
+def test_the_summary_names_a_case_by_its_test_and_every_release() -> None:
+    rows = [
+        Trial("b", "s/t.py::TestX::c1", "G", "1.0", 5, 1, 1, "s", 5),
+        Trial("b", "s/t.py::TestX::c1", "G", "1.1", 6, 0, 2, "s"),
+        Trial("b", "s/t.py::TestX::c1", "G", "1.1", 2, 0, 2, "s"),
+        Trial("b", "s/t.py::TestX::c1", "G", "2.0", 7, 0, 3, "s"),
+        Trial("b", "s/t.py::TestX::c2", "G", "2.1", 8, 0, 3, "s"),
+    ]
+    assert record_summary(rows, "b", lambda release: release < "2") == (
+        "G: c1: 1 sighting in 11 attempts on 1.0, 1.1, 3 runs of 2 seeds; 15 attempts in 2 cases on 2.0, 2.1, outside the affected range"
+    )
 
 
 def test_the_bug_listing_gives_each_race_bug_its_record() -> None:

@@ -15,8 +15,11 @@ from fixtures.races.budget import RaceBudget, RaceBudgetError, RaceRun, parse_ra
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("20", RaceBudget(20, None)), ("90s", RaceBudget(None, 90.0)), ("1000, 2.5s", RaceBudget(1000, 2.5))],
-)
+    [
+        ("20", RaceBudget(20, None)), ("90s", RaceBudget(None, 90.0)), ("1000, 2.5s", RaceBudget(1000, 2.5)),
+        ("1", RaceBudget(1, None)), ("0.5s", RaceBudget(None, 0.5)),  # one attempt, half a second: the least there is
+    ],
+)  # fmt: skip
 def test_parse(text: str, expected: RaceBudget) -> None:
     assert parse_race_budget(text) == expected
 
@@ -25,6 +28,11 @@ def test_parse(text: str, expected: RaceBudget) -> None:
 def test_malformed(text: str) -> None:
     with pytest.raises(RaceBudgetError, match="--race-budget"):
         parse_race_budget(text)
+
+
+def test_an_empty_budget_says_what_to_give() -> None:
+    with pytest.raises(RaceBudgetError, match=r"^--race-budget is empty; give a count \(20\), a time \(90s\) or both \(20,90s\)$"):
+        parse_race_budget(" , ")
 
 
 # The last of each kind won: "20,90" (the s left off) ran 90 iterations with no time limit.
