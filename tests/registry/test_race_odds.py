@@ -83,6 +83,8 @@ def test_attempts_for_is_the_fewest_whose_miss_is_within(rate: float, miss: floa
         (lambda: attempts_for(0.0, 0.01), "rate 0.0"),
         (lambda: miss_chance(1.5, 3), "rate 1.5"),
         (lambda: miss_chance(0.5, -1), "attempts -1"),
+        (lambda: miss_chance(-0.1, 3), "rate -0.1"),
+        (lambda: rate_at_least(-1, 5), "-1 sightings in 5 attempts"),
         (lambda: attempts_for(1.0000001, 0.01), "rate 1.0000001"),
         (lambda: attempts_for(0.5, 0.0), "miss 0.0"),
         (lambda: attempts_for(0.5, 1.0), "miss 1.0"),
@@ -261,12 +263,25 @@ def test_no_counted_hunt_has_no_odds() -> None:
     ("fraction", "up", "down"),
     [
         (0.0140, "1.4%", "1.4%"), (0.01401, "1.5%", "1.4%"), (0.923, "93%", "92%"), (0.632, "64%", "63%"),
-        (3e-7, "0.1%", "0.0%"), (0.1, "10%", "10%"), (1.0, "100%", "100%"), (0.09995, "10.0%", "9.9%"),
+        (3e-7, "0.1%", "0.0%"), (0.1, "10%", "10%"), (1.0, "100%", "100%"), (0.09995, "10.0%", "9.9%"), (0.0, "0.1%", "0.0%"),
     ],  # fmt: skip
 )
 def test_figures_in_words_round_toward_the_weaker_claim(fraction: float, up: str, down: str) -> None:
     """An upper bound never reads lower than it is, a lower bound never higher (150 attempts at 1.40%
     would read "1%" rounded to the nearest: a claim the figure does not make)."""
+    assert (percent_up(fraction), percent_down(fraction)) == (up, down)
+
+
+@pytest.mark.parametrize(
+    ("fraction", "up", "down"),
+    [
+        (0.14 + 5e-11, "15%", "14%"), (0.14 + 5e-12, "14%", "14%"), (0.014 + 5e-12, "1.5%", "1.4%"), (0.014 + 5e-13, "1.4%", "1.4%"),
+        (0.14 - 5e-11, "14%", "13%"), (0.14 - 5e-12, "14%", "14%"), (0.014 - 5e-12, "1.4%", "1.3%"), (0.014 - 5e-13, "1.4%", "1.4%"),
+    ],  # fmt: skip
+)
+def test_only_a_billionth_of_a_step_is_taken_for_float_noise(fraction: float, up: str, down: str) -> None:
+    """0.14 * 100 is 14.000000000000002 in floats: noise within 1e-9 of a step keeps the figure, a
+    figure past it moves to the next step (5e-9 of a step does, 5e-10 does not)."""
     assert (percent_up(fraction), percent_down(fraction)) == (up, down)
 
 

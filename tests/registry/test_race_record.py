@@ -76,7 +76,7 @@ ROW = {
         ({"attempts": 2.5}, "must be whole numbers, 0 or more: attempts"),
         ({"sightings": True}, "must be whole numbers, 0 or more: sightings"),
         ({"sightings": 6}, "6 sightings in 5 attempts"),
-        ({"attempts": 0, "sightings": 0, "first_sighting": None}, "0 sightings in 0 attempts"),
+        ({"attempts": 0, "sightings": 0, "first_sighting": None}, "0 sightings in 0 attempts (need 1 or more attempts"),
         ({"first_sighting": None}, "first_sighting None does not fit 1 sightings in 5 attempts"),
         ({"first_sighting": 6}, "first_sighting 6 does not fit"),
         ({"sightings": 0}, "first_sighting 5 does not fit 0 sightings"),
@@ -148,6 +148,7 @@ def test_rows_written_read_back_as_they_were(tmp_path: Path) -> None:
         ("s/t.py::test_x[single-cuda:0]", "cuda:0", "s/t.py::test_x[single]"),
         ("s/t.py::test_x[threads8]", None, "s/t.py::test_x[threads8]"),
         ("s/t.py::test_x", "cuda:0", "s/t.py::test_x"),
+        ("s/t.py::test_x[threads8]", "cuda:0", "s/t.py::test_x[threads8]"),  # the device from a fixture, not an id
         ("s/t.py::TestX::test_x[cuda:0-big]", "cuda:0", "s/t.py::TestX::test_x[big]"),
         # Brackets in a folder's name, in an id of its own, "::" in an id: the ids begin at the
         # first bracket after the path.
@@ -250,6 +251,7 @@ def test_tallies_pool_runs_per_gpu_over_the_releases_that_have_the_bug() -> None
         Trial("b", "c", "G", "2.0", 900, 0, 3, "s"),  # a fixed release: says nothing of the rate
         Trial("b", "c", "H", "1.0", 10, 2, 1, "s", 10),
         Trial("b", "other", "G", "1.0", 10, 10, 1, "s", 1),
+        Trial("another bug", "c", "G", "1.0", 10, 10, 1, "s", 1),  # the same case of another bug's
     ]
     by_gpu = tallies(rows, "b", "c", lambda release: release == "1.0")
     assert by_gpu["G"] == pooled(rows[:2]) == pooled([rows[1], rows[0]]) == Tally("G", attempts=8, sightings=1, first_sighting=5)
