@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from conftest import pytest_plugins as HARNESS_PLUGINS
+from fixtures.plugins import HARNESS_PLUGINS
 from reports.run.plugin_results import SELF_TEST_ENV
 from tests.helpers import warm_python
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import pytest_plugins as HARNESS_PLUGINS
 from fixtures.known_bugs.verdicts import ERROR, INCONCLUSIVE, NOT_OBSERVED, OBSERVED, SKIPPED
+from fixtures.plugins import HARNESS_PLUGINS
 from reports.__main__ import main
 from reports.bisect.answers import NEW, OLD, SKIP, git_answer, pull_request, step_answer
 from tests.helpers import warm_python

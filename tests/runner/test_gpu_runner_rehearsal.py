@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import pytest_plugins as HARNESS_PLUGINS
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.versions import affected_status
+from fixtures.plugins import HARNESS_PLUGINS
 from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
 from reports.acceptance.summary import combined_lines, missing_results_lines
 from reports.run.loading import ResultsError, load_results

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-import conftest
 import tests.conftest
+from fixtures.plugins import HARNESS_PLUGINS
 from tests.conftest import REPO
 
 OPTIONS_PAGE = REPO / "docs" / "reference" / "options.md"
@@ -24,7 +24,7 @@ SUITES, SELF_TESTS = "pytest", "pytest tests"
 # tests` too); the self-tests' conftest and its plugins only in a run of tests/ (`pytest tests`).
 ENTRY_POINTS = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]["pytest11"]
 LOADED_BY = {
-    **dict.fromkeys(["conftest", *conftest.pytest_plugins, *ENTRY_POINTS.values()], SUITES),
+    **dict.fromkeys(["conftest", *HARNESS_PLUGINS, *ENTRY_POINTS.values()], SUITES),
     **dict.fromkeys(["tests.conftest", *tests.conftest.pytest_plugins], SELF_TESTS),
 }
 # The page's rows for options other installed plugins register (`-n`, pytest-xdist's, is short): the plugin each.
