@@ -31,7 +31,7 @@ from fixtures.known_bugs.versions import has_the_bug
 from fixtures.races.budget import RaceBudgetError, parse_race_budget
 from fixtures.races.choice import gpu_choice
 from fixtures.races.odds import rate_at_least, rate_at_most
-from fixtures.races.record import DEFAULT_RECORD, Trial, load_record, pooled, record_text, tallies, trials_from_results
+from fixtures.races.record import DEFAULT_RECORD, Trial, load_record, pooled, record_text, short_case, tallies, trials_from_results
 from reports import REPOSITORY
 from reports.acceptance.gpus import gpu_check_folder
 from reports.acceptance.steps import OBSERVED_ROOT
@@ -69,7 +69,7 @@ def summary_lines(trials: list[Trial], record: tuple[Trial, ...]) -> list[str]:
         choice = gpu_choice(gpu, by_gpu.get(gpu), by_gpu.values())
         low, high = rate_at_least(mine.sightings, mine.attempts), rate_at_most(mine.sightings, mine.attempts)
         lines.append(
-            f"{bug_id:<17} {case.split('::')[-1][:58]:<58} {gpu[:20]:<20} {mine.attempts:>8} {mine.sightings:>5} "
+            f"{bug_id:<17} {short_case(case)[:58]:<58} {gpu[:20]:<20} {mine.attempts:>8} {mine.sightings:>5} "
             f"{f'{low:.1%}-{high:.1%}':<16} {choice.budget}"
         )
     return lines

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import HARNESS_PLUGINS, REPO
+from fixtures.plugins import HARNESS_PLUGINS
+from tests.conftest import REPO
 from tests.helpers import warm_python
 
 DEVICE_TEST = """
