@@ -9,7 +9,7 @@ Each session plants every library it needs at once, to pay for torch's import on
              tenth of each frame from the frame before; sam2 1.1.0 with PR 486 undone (no
              warm-up, the cache handed back as stored) relabelled 1.2.0
   variants   kornia with `pl` a non-persistent buffer (follows the module: not the bug); sam2
-             not installed at all (`python -S`, a site without it)
+             not installed at all (where it is installed: `python -S`, a site without it)
   erroring   kornia whose Planckian coefficient table raises
 
 A fault counts as caught only when the bug's verdict flipped from the baseline's, and the suite's
@@ -148,9 +148,10 @@ def undo_sam2_pr_486(position_encoding: Path) -> None:
 @pytest.fixture(scope="module")
 def variants(tmp_path_factory) -> Session:
     root, site_dir = new_site(tmp_path_factory, "variants")
-    site_without(site_dir, "sam2", "kornia")
+    if SAM2_INSTALLED:  # taken away; else already absent, and a forked Python spares torch's import (4 s)
+        site_without(site_dir, "sam2", "kornia")
     edit(plant(site_dir, "kornia") / JITTER, PL_BUFFER, 'self.register_buffer("pl", _pl, persistent=False)')
-    return Session(root, site_dir, ("kornia-2791", "sam2-460"), isolated_site=True)
+    return Session(root, site_dir, ("kornia-2791", "sam2-460"), isolated_site=SAM2_INSTALLED)
 
 
 @pytest.fixture(scope="module")

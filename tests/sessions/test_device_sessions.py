@@ -238,19 +238,21 @@ def pytest_sessionstart(session):
         pathlib.Path({out!r}, workerinput["workerid"]).write_text(os.environ.get("CUDA_VISIBLE_DEVICES", "<unset>"))
 """
 
-# gw1's first test crashes it (round robin would then put gw2 on gw0's GPU); the others take a
-# second each, so gw0 is still alive, holding its GPU, when the replacement starts.
+# gw1's first test crashes it (round robin would then put gw2 on gw0's GPU); the others wait
+# until the replacement has recorded its pin, so gw0 is still alive, holding its GPU, when it starts.
 CRASH_ONCE = """
 import os, pathlib, time
 import pytest
 
 @pytest.mark.parametrize("n", range(8))
 def test_crash_once(n, worker_id):
-    flag = pathlib.Path({out!r}, "crashed")
-    if worker_id == "gw1" and not flag.exists():
-        flag.write_text(worker_id)
+    out = pathlib.Path({out!r})
+    if worker_id == "gw1" and not (out / "crashed").exists():
+        (out / "crashed").write_text(worker_id)
         os._exit(1)  # the worker dies mid-test, as a segfault would end it
-    time.sleep(1)
+    deadline = time.monotonic() + 60
+    while not (out / "gw2").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 """
 
 

@@ -156,7 +156,7 @@ def test_a_popened_python_a_fork_could_run_differently_starts_anew(arguments: li
 
 def test_a_timeout_ends_the_command_and_its_children(probe: dict[str, str], tmp_path: Path) -> None:
     with pytest.raises(subprocess.TimeoutExpired) as expired:
-        warm_python.run([sys.executable, "-m", "probe", "sleep-with-a-child"], cwd=tmp_path, env=probe, timeout=3)
+        warm_python.run([sys.executable, "-m", "probe", "sleep-with-a-child"], cwd=tmp_path, env=probe, timeout=1)
     grandchild = int(expired.value.stderr.split()[0])
     time.sleep(0.2)
     assert not Path(f"/proc/{grandchild}").exists() or "zombie" in Path(f"/proc/{grandchild}/status").read_text().lower()
