@@ -92,7 +92,7 @@ def collect(use: ApiUse) -> dict[str, object]:
     """Collect suites/ with the API absent; the modules it imported dropped afterwards."""
     # Freeze what is alive now (torch, the libraries, pytest, what earlier collections left): pytest's
     # closing gc passes and the sweeps during the imports then walk only this collection's objects
-    # (they were two thirds of the time). The process ends after the last collection.
+    # (more than half of this helper's time, run alone). The process ends after the last collection.
     gc.freeze()
     reports = CollectionReports()
     with absent(use):
