@@ -43,7 +43,7 @@ DEFAULT_BUDGET = "200,5s"
 
 def fresh_seed() -> int:
     """The first round's --seed: drawn anew each time, so no two measurements replay one set of
-    inputs (the record counts rows of one seed once); never 0, every user's default run."""
+    inputs (the record counts a seed's sightings once); never 0, every user's default run."""
     return random.SystemRandom().randrange(1, 2**31 - DEFAULT_ROUNDS * 1000)
 
 
