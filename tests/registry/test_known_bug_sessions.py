@@ -465,6 +465,16 @@ def test_a_run_stopped_by_x_charges_the_bugs_it_did_not_reach(harness, tmp_path:
     ])
 
 
+def test_a_run_stopped_by_x_charges_no_bug_whose_tests_were_not_selected(harness, tmp_path: Path) -> None:
+    """-k left fake-12 no test: the stop cut none of its tests, so it is skipped as without -x."""
+    failing_first = 'import pytest\n@pytest.mark.known_bug("fake-11", evidence="proxy")\ndef test_broken():\n    assert False, "broken"\n'
+    (harness.path / "suites" / "fake_11_one").mkdir(parents=True)
+    (harness.path / "suites" / "fake_11_one" / "test_0_first.py").write_text(failing_first)
+    result = suites_session(harness, tmp_path, SUITE_TEST.format(bug_id="fake-12"), "-x", "-k", "not test_two")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["fake-11*error*1 test(s) errored*", "fake-12*skipped*no test for this bug ran*"])
+
+
 FAILURE = 'import pytest\n@pytest.mark.known_bug("fake-12", evidence="proxy")\ndef test_broken():\n    assert False, "broken"\n'
 
 
