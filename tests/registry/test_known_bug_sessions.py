@@ -475,6 +475,16 @@ def test_a_run_stopped_by_x_charges_no_bug_whose_tests_were_not_selected(harness
     result.stdout.fnmatch_lines(["fake-11*error*1 test(s) errored*", "fake-12*skipped*no test for this bug ran*"])
 
 
+def test_a_run_interrupted_while_collecting_charges_every_bug(harness, tmp_path: Path) -> None:
+    """Stopped before collection finished: no bug's tests are known to be all, none is skipped."""
+    interrupt = '\nimport pytest\ndef pytest_collectstart(collector):\n    if collector.nodeid.endswith("test_two.py"):\n'
+    interrupt += '        pytest.exit("stop", 2)\n'
+    harness.makeconftest(harness.path.joinpath("conftest.py").read_text() + interrupt)
+    result = suites_session(harness, tmp_path, SUITE_TEST.format(bug_id="fake-12"))
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["fake-11*error*the session stopped before*interrupted*", "fake-12*error*the session stopped before*interrupted*"])
+
+
 FAILURE = 'import pytest\n@pytest.mark.known_bug("fake-12", evidence="proxy")\ndef test_broken():\n    assert False, "broken"\n'
 
 
