@@ -172,6 +172,33 @@ def test_an_xfail_mark_on_a_known_bug_test_hides_no_regression(harness, registry
     result.stdout.fnmatch_lines(["fixed-det*error*an xfail (mark or pytest.xfail()) on a known_bug test*known to fail"])
 
 
+@pytest.mark.parametrize(
+    ("mark", "body"),
+    [
+        ('xfail(strict=True, reason="known to fail")', "pass"),  # pytest: a strict XPASS, which has no wasxfail
+        ('xfail(raises=ValueError, reason="known to fail")', 'raise BugObserved("the root cause is back")'),  # raises names another
+    ],
+    ids=["strict-xpass", "raises-another"],
+)
+def test_an_xfail_mark_pytest_did_not_apply_is_an_error_too(harness, registry, mark: str, body: str) -> None:
+    """The verdict read `fixed` for the strict XPASS and `regressed` for the other, while pytest
+    showed both failed: the mark itself is the error, whatever pytest made of it."""
+    harness.makepyfile(
+        f"""
+        import pytest
+        from fixtures.known_bugs.outcomes import BugObserved
+
+        @pytest.mark.known_bug("fixed-det", evidence="proxy")
+        @pytest.mark.{mark}
+        def test_marked():
+            {body}
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["fixed-det*error*an xfail (mark or pytest.xfail()) on a known_bug test*an xfail mark"])
+
+
 @pytest.mark.parametrize("phase", ["setup", "teardown"])
 def test_a_fixture_error_is_an_error_verdict(harness, registry, phase: str) -> None:
     harness.makepyfile(
