@@ -9,9 +9,11 @@ python -m reports acceptance [--race-budget N,Ss] [--out DIR]   (on a GPU machin
                                                    simulated runner: SIMCUDA_RUNNER_GPUS=N; steps.py)
 
 Exit status: 0 done (scan: every release's verdict was decided and agrees with the registry), 1 the
-new run has a new regression (compare), a release disagrees with the registry or its run errored
-(scan) or a pytest step failed (acceptance), 2 bad input (one line), 3 (scan) nothing disagrees but
-some release's verdict decided nothing (skipped, inconclusive, a race that did not trigger).
+new run has a new regression, error or unplaced sighting (compare), a release disagrees with the
+registry or its run errored (scan) or a pytest step failed (acceptance), 2 bad input (one line), 3
+nothing fails but something was not decided: a bug the old run decided is skipped, inconclusive or
+absent in the new one (compare), some release's verdict decided nothing (scan: skipped,
+inconclusive, a race that did not trigger).
 census: 0 every finding is matched (a registered bug, an upstream report, or searched for and not
 found), 1 a finding nobody has matched yet, 2 bad input (one line; the releases done are kept).
 bisect: 0 the first bad (--fixed: first fixed) commit is named, 1 an end does not behave as claimed
@@ -72,11 +74,13 @@ def parser() -> argparse.ArgumentParser:
     )
     commands = root.add_subparsers(dest="command", required=True)
     compare_command = commands.add_parser(
-        "compare", help="what changed between two runs; exit 1 on a new regression",
+        "compare", help="what changed between two runs; exit 1 on a new regression, 3 on evidence lost",
         description="Compare two runs' results.json, bug by bug and test by test, and write an HTML page of the changes. "
         "Prints the bugs whose verdict changed (worst first, with evidence and NEW's reason), then the test-level changes: "
         "counts by kind (newly failing, newly passing, only in old, only in new, outcome changed) and the first "
-        f"{EXAMPLES} tests of each. Exit 0: no new regression; 1: a bug regressed or errored in NEW that did not in OLD; 2: bad input.",
+        f"{EXAMPLES} tests of each. Exit 0: nothing new fails and nothing decided was lost; 1: a bug regressed, errored or was "
+        "seen on an unplaced build in NEW that was not in OLD; 2: bad input; 3: no such bug, but a bug OLD decided is skipped, "
+        "inconclusive or absent in NEW.",
     )
     compare_command.add_argument("old", type=a_path, metavar="OLD.json", help="the earlier run's results.json (the last release, say)")
     compare_command.add_argument("new", type=a_path, metavar="NEW.json", help="the later run's results.json")

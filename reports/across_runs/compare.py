@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from fixtures.known_bugs.verdicts import SIGHTINGS
+from fixtures.known_bugs.verdicts import INCONCLUSIVE, SIGHTINGS, SKIPPED
 from reports.pages.html import standalone_page, verdict_badge
 from reports.run.environment import gpu_summary, release_summary
 
@@ -14,6 +14,9 @@ REGRESSED = "regressed"
 FIXED = "fixed"
 ERROR = "error"  # a test of the bug errored: the candidate cannot be judged on it
 UNPLACED = "unplaced"  # seen on a build nothing could place: judged by no one yet
+# Verdicts that decided nothing (None: the bug is not in that run); one that OLD decided and NEW
+# did not is evidence lost (a runner without its GPU, a package gone), never a pass.
+UNDECIDED = (SKIPPED, INCONCLUSIVE, None)
 FAILING = frozenset({"failed", "error"})  # the test outcomes that fail a pytest run
 EXAMPLES = 5  # test lines the terminal shows per kind of change: a two-bug run against a full one removes a thousand
 
@@ -57,6 +60,10 @@ class Comparison:
     @property
     def new_unplaced(self) -> tuple[VerdictChange, ...]:
         return tuple(change for change in self.verdict_changes if change.new == UNPLACED)
+
+    @property
+    def undecided_in_new(self) -> tuple[VerdictChange, ...]:
+        return tuple(change for change in self.verdict_changes if change.new in UNDECIDED and change.old not in (*UNDECIDED, ERROR))
 
     @property
     def newly_fixed(self) -> tuple[VerdictChange, ...]:
@@ -116,10 +123,17 @@ def compare(old: dict, new: dict) -> Comparison:
     )
 
 
+UNJUDGED = 3  # nothing new fails, but NEW decided nothing of a bug OLD had decided
+
+
 def exit_status(comparison: Comparison) -> int:
     """1 when the new run has a regression, an error or a sighting on an unplaced build the old one
-    did not: the candidate must not ship (an error or an unplaced build means a bug was not judged)."""
-    return 1 if comparison.new_regressions or comparison.new_errors or comparison.new_unplaced else 0
+    did not: the candidate must not ship (an error or an unplaced build means a bug was not judged).
+    Else 3 when a bug OLD decided is undecided in NEW (skipped, inconclusive, absent): the candidate
+    was not judged on it. Else 0."""
+    if comparison.new_regressions or comparison.new_errors or comparison.new_unplaced:
+        return 1
+    return UNJUDGED if comparison.undecided_in_new else 0
 
 
 def _verdict_word(verdict: str | None) -> str:
@@ -139,8 +153,8 @@ def _change_line(change: VerdictChange) -> str:
 
 def _severity(change: VerdictChange) -> int:
     """Regressions, then sightings on unplaced builds, then errors (each fails the comparison), then
-    fixes, then the rest."""
-    order = (REGRESSED, UNPLACED, ERROR, FIXED)
+    evidence lost, then fixes, then the rest."""
+    order = (REGRESSED, UNPLACED, ERROR, SKIPPED, INCONCLUSIVE, None, FIXED)
     return order.index(change.new) if change.new in order else len(order)
 
 
@@ -150,6 +164,7 @@ def verdict_lines(comparison: Comparison) -> list[str]:
         f"verdict changes: {len(comparison.verdict_changes)}; NEW REGRESSIONS: {len(comparison.new_regressions)}, "
         f"NEW ERRORS: {len(comparison.new_errors)}, "
         + (f"NEW UNPLACED: {len(comparison.new_unplaced)}, " if comparison.new_unplaced else "")
+        + (f"UNDECIDED IN NEW: {len(comparison.undecided_in_new)}, " if comparison.undecided_in_new else "")
         + f"newly fixed: {len(comparison.newly_fixed)}"
     ]
     for change in sorted(comparison.verdict_changes, key=_severity):
@@ -234,11 +249,12 @@ def comparison_html(comparison: Comparison, old_name: str, new_name: str) -> str
     """The compare page: new regressions on top, in red, then everything else that changed."""
     regressions, errors = len(comparison.new_regressions), len(comparison.new_errors)
     alarms = [
-        f'<span class="verdict verdict-{verdict}">{count} new {word}(s)</span>'
-        for verdict, word, count in (
-            (REGRESSED, "regression", regressions),
-            (UNPLACED, "sighting on an unplaced build", len(comparison.new_unplaced)),
-            (ERROR, "error", errors),
+        f'<span class="verdict verdict-{verdict}">{count} {words}</span>'
+        for verdict, words, count in (
+            (REGRESSED, "new regression(s)", regressions),
+            (UNPLACED, "new sighting(s) on an unplaced build", len(comparison.new_unplaced)),
+            (ERROR, "new error(s)", errors),
+            (INCONCLUSIVE, "bug(s) OLD decided and NEW did not", len(comparison.undecided_in_new)),
         )
         if count
     ]
@@ -257,6 +273,11 @@ def comparison_html(comparison: Comparison, old_name: str, new_name: str) -> str
             f"<h2>New regressions ({regressions})</h2>",
             _change_table(comparison.new_regressions, "new-regressions"),
             *([f"<h2>New errors ({errors})</h2>", _change_table(comparison.new_errors, "new-errors")] if errors else []),
+            *(
+                [f"<h2>Undecided in NEW ({len(comparison.undecided_in_new)})</h2>", _change_table(comparison.undecided_in_new, "undecided-in-new")]
+                if comparison.undecided_in_new
+                else []
+            ),
             f"<h2>Newly fixed ({len(comparison.newly_fixed)})</h2>",
             _change_table(comparison.newly_fixed, "newly-fixed"),
             f"<h2>All verdict changes ({len(comparison.verdict_changes)})</h2>",

@@ -83,6 +83,33 @@ def test_a_new_error_fails_the_comparison_and_leads_the_page() -> None:
     assert exit_status(compare(document({"b-2": "error"}, {}), document({"b-2": "error"}, {}))) == 0
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "lost"),
+    [
+        # OLD decided the bug, NEW could not: a runner without its GPU, a package gone, a bug dropped.
+        ("regressed", "skipped", True), ("reproduced", "inconclusive", True), ("fixed", None, True),
+        ("not-affected", "skipped", True), ("not-reproduced", "inconclusive", True), ("unplaced", "skipped", True),
+        # OLD decided nothing either, or NEW decided.
+        ("skipped", "inconclusive", False), ("error", "skipped", False), (None, "skipped", False), ("inconclusive", "fixed", False),
+    ],
+)
+def test_a_bug_old_decided_and_new_did_not_is_evidence_lost_exit_3(old: str | None, new: str | None, lost: bool) -> None:
+    """A compare that lost its GPU turned an open regression into a green "no new regression"."""
+    comparison = compare(document({"a-1": old} if old else {}, {}), document({"a-1": new} if new else {}, {}))
+    assert bool(comparison.undecided_in_new) is lost
+    assert exit_status(comparison) == (3 if lost else 0)
+    text, page = comparison_text(comparison, "a.json", "b.json"), comparison_html(comparison, "a.json", "b.json")
+    assert ("UNDECIDED IN NEW: 1" in text) is lost and ('id="undecided-in-new"' in page) is lost
+    assert ("no new regression" in page) is not lost
+
+
+def test_a_new_regression_outranks_evidence_lost() -> None:
+    comparison = compare(document({"a-1": "reproduced", "b-2": "fixed"}, {}), document({"a-1": "regressed", "b-2": "skipped"}, {}))
+    assert exit_status(comparison) == 1
+    lines = comparison_text(comparison, "a.json", "b.json").splitlines()
+    assert "a-1" in lines[3] and "b-2" in lines[4]
+
+
 def test_tests_added_removed_and_changed() -> None:
     comparison = compare(OLD, NEW)
     assert comparison.tests_added == ("t::added",) and comparison.tests_removed == ("t::removed",)
@@ -100,7 +127,7 @@ def test_same_run_twice_changes_nothing_and_exits_zero() -> None:
 def test_text_and_page_lead_with_the_regressions() -> None:
     comparison = compare(OLD, NEW)
     text = comparison_text(comparison, "old.json", "new.json")
-    assert text.splitlines()[2] == "verdict changes: 4; NEW REGRESSIONS: 2, NEW ERRORS: 0, newly fixed: 1"
+    assert text.splitlines()[2] == "verdict changes: 4; NEW REGRESSIONS: 2, NEW ERRORS: 0, UNDECIDED IN NEW: 1, newly fixed: 1"
     assert "a-1" in text.splitlines()[3] and "reproduced -> regressed" in text.splitlines()[3]
     page = comparison_html(comparison, "old.json", "new.json")
     assert "2 new regression(s)" in page
@@ -148,10 +175,10 @@ def test_a_verdict_change_is_one_line_with_evidence_and_news_reason(old: dict, n
 
 
 def test_verdict_changes_print_worst_first() -> None:
-    old = document({"ok-1": "reproduced", "fix-2": "reproduced", "err-3": "fixed", "reg-4": "fixed"}, {})
-    new = document({"ok-1": "skipped", "fix-2": "fixed", "err-3": "error", "reg-4": "regressed"}, {})
-    lines = comparison_text(compare(old, new), "a.json", "b.json").splitlines()[3:7]
-    assert [line.split()[0] for line in lines] == ["reg-4", "err-3", "fix-2", "ok-1"]
+    old = document({"na-0": "skipped", "lost-1": "reproduced", "fix-2": "reproduced", "err-3": "fixed", "reg-4": "fixed"}, {})
+    new = document({"na-0": "not-affected", "lost-1": "skipped", "fix-2": "fixed", "err-3": "error", "reg-4": "regressed"}, {})
+    lines = comparison_text(compare(old, new), "a.json", "b.json").splitlines()[3:8]
+    assert [line.split()[0] for line in lines] == ["reg-4", "err-3", "lost-1", "fix-2", "na-0"]
 
 
 @pytest.mark.parametrize(
