@@ -147,6 +147,12 @@ def test_a_simulated_run_is_evidence_only_for_a_simulable_bug(
         ("torchvision-8587", "0.22.0a0+7a13ad0", None),
         ("torchvision-8855", "0.22.0a0+git7a13ad0", None),
         ("torchvision-8855", "0.21.0a0+ecf3bae40a.nv25.01", None),  # an NVIDIA container's build
+        # A tree built where git is missing says alpha 0 with no label (its version.txt); an alpha
+        # that is not 0 is a release's pre-release, read as the release.
+        ("torchvision-8855", "0.22.0a0", None),
+        ("torchvision-8587", "0.22.0a0", None),
+        ("torch-48419", "2.10.0a0+gitunknown", None),
+        ("torchvision-8587", "0.22.0a1", False),
         ("torchvision-8855", "0.21.0+cpu", True),  # a platform label places like the release
         ("torchvision-8855", "0.21.0+rocm6.2", True),
         ("torchvision-8587", "not-a-version", None),
