@@ -44,6 +44,8 @@ class Match:
 
 def load_matches(package: str, path: Path = MATCHES_TOML, known_bugs: frozenset[str] | None = None) -> list[Match]:
     entries = read_toml(path, "the census's upstream matches", MatchesError).get(package, [])
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        raise MatchesError(f"{path.name}: {package} must be an array of tables ([[{package}]])")
     matches = []
     for number, entry in enumerate(entries, 1):
         kinds = [kind for kind in MATCH_KINDS if kind in entry]

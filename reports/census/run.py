@@ -20,7 +20,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from fixtures.known_bugs.registry import RegistryError, load_registry
@@ -53,10 +53,15 @@ def load_suite(package: str, path: Path = SUITES_TOML) -> CensusSuite:
     suites = read_toml(path, "the census's suites", ScanError)
     if package not in suites:
         raise ScanError(f"{package}: the census knows no tests of it (reports/census/suites.toml has {', '.join(suites)})")
-    suite = suites[package]
-    return CensusSuite(
-        suite["tests"], suite.get("beside", []), suite["groups"], suite.get("pytest_args", []), suite.get("sweeps", []), suite.get("helpers", [])
-    )
+    suite = suites[package] if isinstance(suites[package], dict) else {}
+    lists = {field.name: suite.get(field.name, None if field.name in ("tests", "groups") else []) for field in fields(CensusSuite)}
+    if not all(_strings(value) for value in lists.values()):
+        raise ScanError(f"{path}: [{package}] needs tests and groups, and beside, pytest_args, sweeps and helpers if given, as arrays of strings")
+    return CensusSuite(**lists)
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 @dataclass

@@ -10,6 +10,8 @@ from fixtures.known_bugs.verdicts import VERDICTS
 from reports.run.results import SCHEMA_VERSION
 
 _SECTIONS = (("environment", dict), ("verdicts", list), ("tests", list))
+# What the tools read of each verdict beside its bug_id and verdict, and the JSON types it may have.
+_VERDICT_FIELDS = {"package": (str,), "installed": (str, type(None)), "evidence": (str, type(None)), "detail": (str,)}
 
 
 class ResultsError(ValueError):
@@ -20,7 +22,7 @@ def check_results(document: object, source: str) -> dict:
     """The document itself, or a ResultsError saying why a tool cannot read it."""
     if not isinstance(document, dict) or "schema_version" not in document:
         raise ResultsError(f"{source}: not a harness results file (no schema_version)")
-    if document["schema_version"] != SCHEMA_VERSION:
+    if type(document["schema_version"]) is not int or document["schema_version"] != SCHEMA_VERSION:  # true == 1 in Python
         raise ResultsError(
             f"{source}: schema_version {document['schema_version']!r}; these tools read {SCHEMA_VERSION}"
         )
@@ -42,8 +44,13 @@ def environment_problem(environment: dict) -> str:
     """What the tools read of the environment, where it is missing or of the wrong kind ("" when none)."""
     if not isinstance(environment.get("packages"), dict):
         return "'environment' has no 'packages' object"
-    if not isinstance(environment.get("gpus", []), list):
-        return "'environment' 'gpus' must be a JSON array"
+    gpus = environment.get("gpus")
+    if not isinstance(gpus, list) or not all(isinstance(gpu, dict) and isinstance(gpu.get("name"), str) for gpu in gpus):
+        return "'environment' 'gpus' must be a JSON array of objects with a 'name' string"
+    if not isinstance(environment.get("simulated_runner", ""), (str, type(None))):
+        return "'environment' 'simulated_runner' must be a string or null"
+    if not isinstance(environment.get("ci", {}), dict):
+        return "'environment' 'ci' must be a JSON object"
     return ""
 
 
@@ -52,6 +59,8 @@ def verdict_problem(record: object) -> str:
         return f"a 'verdicts' entry without a 'bug_id' string: {json.dumps(record)[:80]}"
     if record.get("verdict") not in VERDICTS:
         return f"{record['bug_id']}: verdict {record.get('verdict')!r} is none of {', '.join(VERDICTS)}"
+    if wrong := [name for name, kinds in _VERDICT_FIELDS.items() if name not in record or not isinstance(record[name], kinds)]:
+        return f"{record['bug_id']}: {', '.join(wrong)} missing or not of its type (package and detail strings; installed, evidence strings or null)"
     return ""
 
 
@@ -72,4 +81,6 @@ def load_results(path: Path) -> dict:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise ResultsError(f"{path}: not JSON ({error})") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: not a harness results file (JSON nested too deeply to read)") from None
     return check_results(document, str(path))

@@ -21,7 +21,7 @@ from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match,
 from reports.census.junit import Outcome, compare, junit_id, node_id
 from reports.census.page import census_document, census_markdown
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, tagged_releases
-from reports.census.run import CensusSuite, export_tests, sweep_failures
+from reports.census.run import CensusSuite, export_tests, load_suite, sweep_failures
 from reports.scan.run import ScanError, release_folder
 from tests.conftest import REPO
 from tests.helpers import warm_python
@@ -181,6 +181,26 @@ def test_a_malformed_match_is_refused_naming_its_entry(entry: str, message: str,
     with pytest.raises(MatchesError, match=message) as refused:
         load_matches("kornia", path, frozenset({"kornia-2791"}))
     assert "matches.toml: [[kornia]] #1 (a.py:f)" in str(refused.value)
+
+
+@pytest.mark.parametrize("table", ["kornia = 3", "[kornia]\nwhere = 'a.py:f'", "kornia = [1, 2]"])
+def test_matches_of_another_shape_are_refused_in_one_line(table: str, tmp_path: Path) -> None:
+    path = tmp_path / "matches.toml"
+    path.write_text(table + "\n", encoding="utf-8")
+    with pytest.raises(MatchesError, match=r"^matches.toml: kornia must be an array of tables \(\[\[kornia\]\]\)$"):
+        load_matches("kornia", path)
+
+
+@pytest.mark.parametrize(
+    "table", ["[kornia]", "kornia = 5", '[kornia]\ntests = "tests"\ngroups = ["a"]', '[kornia]\ntests = ["t"]\ngroups = ["a"]\nsweeps = [1]']
+)
+def test_a_suites_table_of_another_shape_is_refused_in_one_line(table: str, tmp_path: Path) -> None:
+    path = tmp_path / "suites.toml"
+    path.write_text(table + "\n", encoding="utf-8")
+    shape = "needs tests and groups, and beside, pytest_args, sweeps and helpers if given, as arrays of strings"
+    with pytest.raises(ScanError, match=rf"\[kornia\] {shape}$"):
+        load_suite("kornia", path)
+    assert load_suite("kornia").groups  # the census's own table reads
 
 
 def test_every_match_kept_for_kornia_names_a_registered_bug_or_an_address() -> None:

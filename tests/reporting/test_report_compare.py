@@ -320,6 +320,9 @@ def test_matrix_command_writes_the_grid(tmp_path: Path, capsys) -> None:
     assert '<a href="job/report.html">' in (tmp_path / "matrix.html").read_text()
 
 
+GPUS_PROBLEM = "'environment' 'gpus' must be a JSON array of objects with a 'name' string"
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
@@ -331,7 +334,17 @@ def test_matrix_command_writes_the_grid(tmp_path: Path, capsys) -> None:
         ({**NEW, "verdicts": {}}, "'verdicts' must be a JSON array"),
         # Records the pages read: a KeyError exited 1, as a regression does.
         ({**NEW, "environment": {}}, "'environment' has no 'packages' object"),
-        ({**NEW, "environment": {**ENVIRONMENT, "gpus": "H100"}}, "'environment' 'gpus' must be a JSON array"),
+        ({**NEW, "schema_version": True}, "schema_version True; these tools read 1"),  # True == 1 in Python
+        ({**NEW, "environment": {**ENVIRONMENT, "gpus": "H100"}}, GPUS_PROBLEM),
+        ({**NEW, "environment": {"packages": {}}}, GPUS_PROBLEM),
+        ({**NEW, "environment": {**ENVIRONMENT, "gpus": [{"index": 0}]}}, GPUS_PROBLEM),
+        ({**NEW, "environment": {**ENVIRONMENT, "ci": None}}, "'environment' 'ci' must be a JSON object"),
+        ({**NEW, "environment": {**ENVIRONMENT, "simulated_runner": 2}}, "'environment' 'simulated_runner' must be a string or null"),
+        (
+            {**NEW, "verdicts": [{key: value for key, value in verdict("a-1", "fixed").items() if key != "package"} | {"detail": None}]},
+            "a-1: package, detail missing or not of its type (package and detail strings; installed, evidence strings or null)",
+        ),
+        ("[" * 100_000, "not a harness results file (JSON nested too deeply to read)"),
         ({**NEW, "verdicts": [{}]}, "a 'verdicts' entry without a 'bug_id' string: {}"),
         ({**NEW, "verdicts": [{"bug_id": "a-1", "verdict": None}]}, "a-1: verdict None is none of reproduced, fixed, regressed, "
          "unplaced, not-reproduced, not-affected, inconclusive, skipped, error"),
