@@ -88,11 +88,14 @@ class Disagreement:
 def disagreement(release: str, verdict: str | None, registry_affected: bool | None, bug_kind: str) -> Disagreement | None:
     """Where the release's verdict and the registry's range cannot both be right. A race that did
     not trigger within its budget proves nothing, so it never disagrees; nor does a release no
-    version places (registry_affected None)."""
+    version places (registry_affected None), unless its run placed it and read `regressed` (an
+    ambiguous version by its probe, a source build by its commit)."""
+    if verdict == REGRESSED:
+        return Disagreement(release, verdict, bool(registry_affected), "seen outside the registry's affected range")
     if verdict is None or registry_affected is None:
         return None
     seen = observation(verdict, bug_kind)
-    if verdict == "regressed" or (seen is True and not registry_affected):
+    if seen is True and not registry_affected:
         return Disagreement(release, verdict, registry_affected, "seen outside the registry's affected range")
     if seen is False and registry_affected:
         return Disagreement(release, verdict, registry_affected, "not seen inside the registry's affected range")
@@ -183,10 +186,11 @@ def scan_bug(
 
 
 def failed_runs(scans: list[BugScan], exits: dict[str, int]) -> list[str]:
-    """Releases whose pytest run failed (exit 1) where no scanned bug disagrees or errored: a
-    failure no verdict explains (an untriaged sweep finding under --strict-sweeps, another
-    suite's broken test), which must not pass as agreement."""
-    explained = {item.release for bug in scans for item in (*bug.disagreements, *bug.errors)}
+    """Releases whose pytest run failed (exit 1) where no scanned bug disagrees, errored or was seen
+    unplaced (each fails a run): a failure no verdict explains (an untriaged sweep finding under
+    --strict-sweeps, another suite's broken test), which must not pass as agreement."""
+    unplaced = (item for bug in scans for item in bug.undecided if item.verdict == UNPLACED)
+    explained = {item.release for bug in scans for item in (*bug.disagreements, *bug.errors, *unplaced)}
     return [release for release, code in exits.items() if code != 0 and release not in explained]
 
 

@@ -150,6 +150,26 @@ def test_an_ambiguous_version_placed_by_the_probe_never_disagrees() -> None:
     assert bug.registry_affected["1.0"] is None and bug.disagreements == () and bug.unsettled == ()
 
 
+def test_a_regressed_verdict_on_a_release_no_version_places_still_disagrees() -> None:
+    """The run placed sam2 1.0 by its probe (not affected) and saw the bug: its `regressed` is the
+    disagreement, never a failed run that no verdict explains."""
+    bug = scan_bug(
+        bug_id="sam2-460", title="cache", affected=SpecifierSet("<1.1.0"), first_fixed="1.1.0", kind="deterministic",
+        verdicts={"0.4.1": R, "1.0": "regressed", "1.1.0": F}, ambiguous=SpecifierSet("==1.0"),
+    )
+    assert [(d.release, d.verdict, d.registry_affected) for d in bug.disagreements] == [("1.0", "regressed", False)]
+    assert failed_runs([bug], {"0.4.1": 0, "1.0": 1, "1.1.0": 0}) == [] and scan_status([bug], None) == DISAGREE
+
+
+def test_an_unplaced_sighting_explains_its_failed_run_and_leaves_the_scan_undecided() -> None:
+    bug = scan_bug(
+        bug_id="kornia-2837", title="mean", affected=SpecifierSet(">=0.7.2,<0.8.2"), first_fixed="0.8.2",
+        kind="deterministic", verdicts={"0.7.1": "not-affected", "0.7.2.dev0": "unplaced"},
+    )
+    failed = failed_runs([bug], {"0.7.1": 0, "0.7.2.dev0": 1})
+    assert failed == [] and scan_status([bug], None, failed) == UNDECIDED
+
+
 def test_a_race_not_seen_inside_the_range_moves_no_edge() -> None:
     bug = scan_bug(
         bug_id="torchvision-9606", title="race", affected=SpecifierSet(">=0.19.0,<0.22.0"), first_fixed="0.22.0", kind="race",
