@@ -4,7 +4,10 @@ a git URL (its host reachable, unreachable, or its history named with --history)
 checkout (clean or with uncommitted changes), a plain source tree.
 
     root -- introduce -- middle -- fix -- after        (main)
-        \\-- side                                      (a branch that never had the bug)
+        \\-- side -- copy -- side tag                  (a rewritten history: `copy` is introduce again)
+
+The registry's own commits are checked against the packages' real histories where a session
+names one, as a user does: $HARNESS_HISTORY="https://github.com/kornia/kornia=PATH".
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +40,7 @@ from fixtures.known_bugs.commits import (
 )
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.verdicts import NOT_AFFECTED, NOT_OBSERVED, OBSERVED, SIMULATED, TO_PLACE, Observation, bug_verdict
-from fixtures.known_bugs.versions import affected_status, place_release
+from fixtures.known_bugs.versions import affected_status, place_release, version_is_affected
 
 BUGS = load_registry()
 
@@ -66,6 +70,12 @@ def commits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     git(repository, "checkout", "-q", "-b", "side", named["root"])
     git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "side")
     named["side"] = git(repository, "rev-parse", "HEAD")
+    # The introducing change again on the side branch, as a history rewrite copies it (kornia's tags
+    # up to 0.7.1 hold other commits of its PRs than those from 0.7.2 on).
+    git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "introduce, rewritten")
+    named["copy"] = git(repository, "rev-parse", "HEAD")
+    git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "tagged on the side")
+    named["side tag"] = git(repository, "rev-parse", "HEAD")
     return named
 
 
@@ -75,13 +85,42 @@ def commits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 )
 def test_a_build_is_affected_between_its_introducing_and_fixing_commits(commits: dict[str, str], build: str, place: str) -> None:
     repository = Path(commits["path"])
-    assert commit_place(repository, commits[build], commits["introduce"], commits["fix"]) == place
+    assert commit_place(repository, commits[build], (commits["introduce"],), commits["fix"])[0] == place
 
 
 def test_a_bug_with_no_fix_yet_affects_every_build_after_its_commit(commits: dict[str, str]) -> None:
     repository = Path(commits["path"])
-    assert commit_place(repository, commits["after"], commits["introduce"], None) == AFFECTED
-    assert commit_place(repository, commits["side"], commits["introduce"], None) == PREDATES
+    assert commit_place(repository, commits["after"], (commits["introduce"],), None) == (AFFECTED, commits["introduce"])
+    assert commit_place(repository, commits["side"], (commits["introduce"],), None) == (PREDATES, "")
+
+
+def test_a_build_holding_any_copy_of_the_introducing_change_is_affected(commits: dict[str, str]) -> None:
+    """kornia 0.7.1 from git: PR 2177's commit in its history is not the one tags from 0.7.2 hold.
+    Named by one copy only, the build read `predates`, so its sighting read `regressed`."""
+    repository, both = Path(commits["path"]), (commits["introduce"], commits["copy"])
+    assert commit_place(repository, commits["side tag"], (commits["introduce"],), commits["fix"]) == (PREDATES, "")
+    assert commit_place(repository, commits["side tag"], both, commits["fix"]) == (AFFECTED, commits["copy"])
+    assert commit_place(repository, commits["after"], both, commits["fix"]) == (FIXED, commits["introduce"])
+    assert commit_place(repository, commits["side"], both, commits["fix"]) == (PREDATES, "")
+
+
+@pytest.mark.parametrize("bug_id", [bug.id for bug in BUGS.values() if bug.introduced_by])
+def test_the_registry_commits_place_every_release_tag_as_its_version_does(bug_id: str) -> None:
+    """A git install of a release tag must get the verdict its version gets. kornia-2791 named the
+    copy of its PR that only tags from 0.7.2 on hold, so kornia 0.7.1 from git read `predates` and
+    its sighting `regressed`."""
+    bug = BUGS[bug_id]
+    url = "/".join(bug.issue.split("/")[:5])  # https://github.com/OWNER/NAME of its issue or pull request
+    repository = parse_histories(os.environ.get("HARNESS_HISTORY", "").split()).get(normalized_url(url))
+    if repository is None:
+        pytest.skip(f"needs {bug.package}'s git history: HARNESS_HISTORY='{url}=PATH' (a clone or mirror)")
+    wrong = []
+    for tag in git(repository, "tag", "--list", "v*").split():
+        by_version = version_is_affected(bug, tag.removeprefix("v"))
+        place = commit_place(repository, tag, bug.introduced_by, bug.fixed_by)[0] if by_version is not None else None
+        if place is not None and (place == AFFECTED) != by_version:
+            wrong.append(f"{tag}: {place} by its commit, {'' if by_version else 'not '}affected by its version")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_a_commit_the_history_lacks_is_a_history_error(commits: dict[str, str]) -> None:
@@ -134,7 +173,7 @@ def fake_install(site: Path, version: str, direct_url: dict | None) -> None:
 def test_an_installed_git_build_is_placed_by_its_commit_not_its_dev_version(
     commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: str, fixed: bool, affected: bool, predates: bool, basis: str
 ) -> None:
-    bug = replace(BUGS["kornia-2867"], introduced_by=commits["introduce"], fixed_by=commits["fix"] if fixed else None)
+    bug = replace(BUGS["kornia-2867"], introduced_by=(commits["introduce"],), fixed_by=commits["fix"] if fixed else None)
     url = f"file://{commits['path']}"
     fake_install(tmp_path, "0.7.2.dev0", {"url": url, "vcs_info": {"vcs": "git", "commit_id": commits[build]}})
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -147,12 +186,12 @@ def test_an_installed_git_build_is_placed_by_its_commit_not_its_dev_version(
 def test_the_d6e1485_verdicts_follow_the_commit(commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """kornia-2867 at a commit after RandomJPEG came and before its fix: a sighting is
     `reproduced` (PEP 440 alone called 0.7.2.dev0 unaffected: a false `regressed`)."""
-    bug = replace(BUGS["kornia-2867"], introduced_by=commits["introduce"], fixed_by=commits["fix"])
+    bug = replace(BUGS["kornia-2867"], introduced_by=(commits["introduce"],), fixed_by=commits["fix"])
     fake_install(tmp_path, "0.7.2.dev0", {"url": f"file://{commits['path']}", "vcs_info": {"vcs": "git", "commit_id": commits["middle"]}})
     monkeypatch.syspath_prepend(str(tmp_path))
     seen = Observation("t.py::t", SIMULATED, OBSERVED, "device mismatch")
     assert bug_verdict(bug, affected_status(bug, cache=tmp_path), [seen]).verdict == "reproduced"
-    before = replace(bug, introduced_by=commits["after"], fixed_by=None)  # this build predates the bug
+    before = replace(bug, introduced_by=(commits["after"],), fixed_by=None)  # this build predates the bug
     assert bug_verdict(before, affected_status(before, cache=tmp_path), [replace(seen, observation=NOT_OBSERVED)]).verdict == NOT_AFFECTED
 
 
@@ -172,7 +211,7 @@ def test_a_git_build_of_a_bug_without_recorded_commits_is_placed_by_its_version(
 ) -> None:
     fake_install(tmp_path, "0.7.3", {"url": f"file://{commits['path']}", "vcs_info": {"vcs": "git", "commit_id": commits["middle"]}})
     monkeypatch.syspath_prepend(str(tmp_path))
-    status = affected_status(replace(BUGS["kornia-2867"], introduced_by=None, fixed_by=None), cache=tmp_path / "cache")
+    status = affected_status(replace(BUGS["kornia-2867"], introduced_by=(), fixed_by=None), cache=tmp_path / "cache")
     assert (status.affected, status.basis) == (True, "version 0.7.3")
 
 
@@ -192,7 +231,12 @@ def test_the_registry_reads_and_checks_the_commit_fields(tmp_path: Path) -> None
         "title": "t", "package": "kornia", "affected": ">=1,<2", "first_fixed": "2", "issue": "https://x/1",
         "kind": "deterministic", "symptom_device": "cuda", "introduced_by": "04434501a", "fixed_by": "a14319cc8",
     }
-    assert (parse_bug(tmp_path, "k-1", entry).introduced_by, parse_bug(tmp_path, "k-1", entry).fixed_by) == ("04434501a", "a14319cc8")
+    assert (parse_bug(tmp_path, "k-1", entry).introduced_by, parse_bug(tmp_path, "k-1", entry).fixed_by) == (("04434501a",), "a14319cc8")
+    copies = {**entry, "introduced_by": ["04434501a", "ec4fc08ca"]}  # one change, two histories
+    assert parse_bug(tmp_path, "k-1", copies).introduced_by == ("04434501a", "ec4fc08ca")
+    for bad in ([], ["04434501a", "PR 2177"], 7):
+        with pytest.raises(RegistryError, match=r"\[k-1\]: field\(s\) must be git commit hashes .*: introduced_by"):
+            parse_bug(tmp_path, "k-1", {**entry, "introduced_by": bad})
     with pytest.raises(RegistryError, match=r"\[k-1\]: field\(s\) must be git commit hashes .*: fixed_by"):
         parse_bug(tmp_path, "k-1", {**entry, "fixed_by": "PR 2838"})
     without = {key: value for key, value in entry.items() if key != "introduced_by"}
@@ -206,7 +250,7 @@ UNREACHABLE = "http://127.0.0.1:9/kornia/kornia"  # the discard port: git's conn
 
 
 def kornia_2867(commits: dict[str, str]):
-    return replace(BUGS["kornia-2867"], introduced_by=commits["introduce"], fixed_by=commits["fix"])
+    return replace(BUGS["kornia-2867"], introduced_by=(commits["introduce"],), fixed_by=commits["fix"])
 
 
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct_url: dict) -> None:
