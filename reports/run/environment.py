@@ -98,7 +98,7 @@ def gpu_summary(environment: dict) -> str:
     """"2 x NVIDIA H100 80GB HBM3", "CPU only" or the simulated runner: the title's device part."""
     if environment.get("simulated_runner"):
         return environment["simulated_runner"]  # "simulated 2-GPU runner: no real GPU"
-    names = [gpu["name"] for gpu in environment["gpus"]]
+    names = [gpu["name"] for gpu in environment.get("gpus", [])]
     if not names:
         return "CPU only"
     return ", ".join(f"{names.count(name)} x {name}" for name in dict.fromkeys(names))

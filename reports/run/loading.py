@@ -44,7 +44,7 @@ def environment_problem(environment: dict) -> str:
     """What the tools read of the environment, where it is missing or of the wrong kind ("" when none)."""
     if not isinstance(environment.get("packages"), dict):
         return "'environment' has no 'packages' object"
-    gpus = environment.get("gpus")
+    gpus = environment.get("gpus", [])  # absent: none listed
     if not isinstance(gpus, list) or not all(isinstance(gpu, dict) and isinstance(gpu.get("name"), str) for gpu in gpus):
         return "'environment' 'gpus' must be a JSON array of objects with a 'name' string"
     if not isinstance(environment.get("simulated_runner", ""), (str, type(None))):

@@ -50,8 +50,11 @@ def test_observed_folder_is_named_by_date_and_gpu_model() -> None:
 
 def results(exit_status: int = 1, tv_9606: str = "reproduced") -> dict:
     verdicts = [
-        {"bug_id": "torchvision-9606", "verdict": tv_9606, "evidence": "direct", "detail": "cuda:0 3/200 iterations"},
-        {"bug_id": "sam2-460", "verdict": "skipped", "evidence": None, "detail": "sam2 not installed"},
+        {
+            "bug_id": "torchvision-9606", "verdict": tv_9606, "evidence": "direct", "detail": "cuda:0 3/200 iterations",
+            "package": "torchvision", "installed": "0.21.0",
+        },
+        {"bug_id": "sam2-460", "verdict": "skipped", "evidence": None, "detail": "sam2 not installed", "package": "sam2", "installed": None},
     ]
     tests = [
         {
