@@ -59,6 +59,28 @@ def run(harness, registry: Path, bug_id: str, seen: bool, *args: str):
     return harness.runpytest(f"--bug-registry={registry}", "--device", "cpu", "-rxXs", *args)
 
 
+@pytest.mark.parametrize(("simulable", "row"), [("true", "sim-det*reproduced*simulated*"), ("false", "sim-det*error*1 test(s) errored*")])
+def test_under_pytest_simcuda_a_cuda_test_is_never_direct(harness, tmp_path: Path, simulable: str, row: str) -> None:
+    """`pytest --simcuda` simulates cuda:1 on a CPU machine: the sighting read `reproduced direct`.
+    On a bug the simulation can show it is simulated; on another a control, whose firing oracle is an error."""
+    registry = tmp_path / "bugs.toml"
+    registry.write_text(ENTRY.format(bug_id="sim-det", affected=">=1", kind="deterministic") + f"simulable = {simulable}\n")
+    harness.makepyfile(
+        """
+        from fixtures.known_bugs.outcomes import BugObserved
+        import pytest
+
+        @pytest.mark.known_bug("sim-det")
+        def test_direct(device):
+            raise BugObserved("seen on " + device)
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}", "--simcuda", "--device", "cuda:1", f"--report-dir={tmp_path / 'out'}")
+    result.stdout.fnmatch_lines([row])
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [test["properties"]["evidence"] for test in document["tests"]] == ["simulated" if simulable == "true" else "control"]
+
+
 def test_observed_on_an_affected_release_is_an_expected_reproduction(harness, registry) -> None:
     result = run(harness, registry, "affected-det", True)
     result.assert_outcomes(passed=1, xfailed=1)
