@@ -81,6 +81,12 @@ def test_under_pytest_simcuda_a_cuda_test_is_never_direct(harness, tmp_path: Pat
     assert [test["properties"]["evidence"] for test in document["tests"]] == ["simulated" if simulable == "true" else "control"]
 
 
+def test_collect_only_charges_no_bug_with_the_tests_it_did_not_run(harness, registry) -> None:
+    """Collected and never run is how a crashed child's tests look, except under --collect-only."""
+    result = run(harness, registry, "affected-det", True, "--collect-only")
+    assert result.ret == 0 and "error" not in result.stdout.str()
+
+
 def test_observed_on_an_affected_release_is_an_expected_reproduction(harness, registry) -> None:
     result = run(harness, registry, "affected-det", True)
     result.assert_outcomes(passed=1, xfailed=1)
@@ -219,6 +225,33 @@ def test_an_xfail_mark_pytest_did_not_apply_is_an_error_too(harness, registry, m
     result = harness.runpytest(f"--bug-registry={registry}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["fixed-det*error*an xfail (mark or pytest.xfail()) on a known_bug test*an xfail mark"])
+
+
+@pytest.mark.parametrize(
+    ("marks", "body", "outcome", "row"),
+    [
+        ('@pytest.mark.skip(reason="no GPU")\n@pytest.mark.xfail', "pass", {"skipped": 1}, "fixed-det*skipped*no GPU*"),
+        ("@pytest.mark.xfail", 'pytest.skip("no GPU")', {"skipped": 1}, "fixed-det*skipped*no GPU*"),
+        ('@pytest.mark.xfail(False, reason="not here")', "pass", {"passed": 1}, "fixed-det*fixed*"),
+    ],
+    ids=["skip-mark", "skip-call", "condition-false"],
+)
+def test_an_xfail_mark_pytest_did_not_apply_leaves_the_outcome(harness, registry, marks: str, body: str, outcome: dict, row: str) -> None:
+    """A skip is a skip and a mark whose condition is false changes nothing: neither is an error."""
+    harness.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.mark.known_bug("fixed-det", evidence="proxy")
+        {marks.replace(chr(10), chr(10) + "        ")}
+        def test_marked():
+            {body}
+        """
+    )
+    result = harness.runpytest(f"--bug-registry={registry}", "-rs")
+    result.assert_outcomes(**outcome)
+    result.stdout.fnmatch_lines([row])
+    assert result.ret == 0
 
 
 @pytest.mark.parametrize("phase", ["setup", "teardown"])

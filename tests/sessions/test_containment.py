@@ -116,6 +116,35 @@ def crash_verdict(report_dir) -> tuple[str, str]:
     return record["verdict"], record["detail"].partition(": ")[2].split(":")[0]
 
 
+DIES_AFTER_A_TEST = """
+import os, pytest
+
+@pytest.fixture
+def dies_in_teardown():
+    yield
+    os._exit(139)
+
+@pytest.mark.known_bug("kornia-2791", evidence="proxy")
+@pytest.mark.isolated(group="one child")
+def test_first(dies_in_teardown):
+    pass
+
+@pytest.mark.known_bug("kornia-2791", evidence="proxy")
+@pytest.mark.isolated(group="one child")
+def test_second():
+    raise RuntimeError("never ran: it would have errored")
+"""
+
+
+def test_an_isolated_child_that_dies_between_tests_charges_their_bug(harness, tmp_path) -> None:
+    """The child died in the first test's teardown: pytest-isolated reported no failure, and the
+    second test never reported at all. The first test's clean call alone read `fixed`, exit 0."""
+    harness.makepyfile(DIES_AFTER_A_TEST)
+    result = harness.runpytest_subprocess(f"--report-dir={tmp_path}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert crash_verdict(tmp_path) == ("error", "never reported its end")
+
+
 STICKY = """
 import pytest
 
