@@ -13,7 +13,7 @@ new run has a new regression, error or unplaced sighting (compare), a release di
 registry or its run errored (scan) or a pytest step failed (acceptance), 2 bad input (one line), 3
 nothing fails but something was not decided: a bug the old run decided is skipped, inconclusive or
 absent in the new one (compare), some release's verdict decided nothing (scan: skipped,
-inconclusive, a race that did not trigger).
+inconclusive, unplaced, a race that did not trigger).
 census: 0 every finding is matched (a registered bug, an upstream report, or searched for and not
 found), 1 a finding nobody has matched yet, 2 bad input (one line; the releases done are kept).
 bisect: 0 the first bad (--fixed: first fixed) commit is named, 1 an end does not behave as claimed
@@ -102,7 +102,7 @@ def parser() -> argparse.ArgumentParser:
         "with its torchvision pair) and run its bugs' suites in a fresh pytest; "
         "arguments after -- go to pytest. Exit 0: every release's verdict was decided and agrees with the registry; "
         "1: a release disagrees or its run errored; 2: bad input; 3: none disagrees, but some release is undecided "
-        "(skipped, inconclusive, a race that did not trigger).",
+        "(skipped, inconclusive, unplaced, a race that did not trigger).",
     )
     scan_command.add_argument("package", help="a package the registry names (kornia, sam2), or torch (each release in an environment of its own)")
     scan_command.add_argument(

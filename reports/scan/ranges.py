@@ -6,7 +6,9 @@ any other verdict (skipped, inconclusive, error, ...) decides nothing about that
 release is unsettled: `error` (its run failed) or undecided (the bug could not be told). Nor do a
 sighting on a build nothing could place (`unplaced`) or a race not seen within its budget. The
 registry's range places each release as the harness does (fixtures/known_bugs/versions.py): an
-`ambiguous` version or a source build is placed by no version, so it never disagrees.
+`ambiguous` version or a source build is placed by no version, so it disagrees only where the
+run's own placing (its probe, its commit) contradicts what it saw: `regressed`, or a deterministic
+bug `not-reproduced`.
 """
 
 from __future__ import annotations
@@ -81,21 +83,23 @@ def measured_windows(row: dict[str, str | None], kind: str = "deterministic") ->
 class Disagreement:
     release: str
     verdict: str
-    registry_affected: bool
+    registry_affected: bool | None  # None: no version places the release (its run placed it)
     reason: str
 
 
 def disagreement(release: str, verdict: str | None, registry_affected: bool | None, bug_kind: str) -> Disagreement | None:
     """Where the release's verdict and the registry's range cannot both be right. A race that did
-    not trigger within its budget proves nothing, so it never disagrees; nor does a release no
-    version places (registry_affected None), unless its run placed it and read `regressed` (an
-    ambiguous version by its probe, a source build by its commit)."""
-    if verdict == REGRESSED:
-        return Disagreement(release, verdict, bool(registry_affected), "seen outside the registry's affected range")
-    if verdict is None or registry_affected is None:
-        return None
+    not trigger within its budget proves nothing, so it never disagrees. A release no version
+    places (registry_affected None) disagrees where its run's placing (an ambiguous version's probe,
+    a source build's commit) contradicts what the run saw: the verdict says so."""
     seen = observation(verdict, bug_kind)
-    if seen is True and not registry_affected:
+    if registry_affected is None:
+        if verdict == REGRESSED:
+            return Disagreement(release, verdict, None, "seen where its run placed it outside the affected range")
+        if verdict == NOT_REPRODUCED and seen is False:
+            return Disagreement(release, verdict, None, "not seen where its run placed it inside the affected range")
+        return None
+    if verdict == REGRESSED or (seen is True and not registry_affected):
         return Disagreement(release, verdict, registry_affected, "seen outside the registry's affected range")
     if seen is False and registry_affected:
         return Disagreement(release, verdict, registry_affected, "not seen inside the registry's affected range")

@@ -102,6 +102,10 @@ def test_a_build_holding_any_copy_of_the_introducing_change_is_affected(commits:
     assert commit_place(repository, commits["side tag"], both, commits["fix"]) == (AFFECTED, commits["copy"])
     assert commit_place(repository, commits["after"], both, commits["fix"]) == (FIXED, commits["introduce"])
     assert commit_place(repository, commits["side"], both, commits["fix"]) == (PREDATES, "")
+    absent = "0" * 40  # a copy this clone lacks (kornia's old history, cloned without its tags)
+    assert commit_place(repository, commits["after"], (absent, commits["introduce"]), commits["fix"]) == (FIXED, commits["introduce"])
+    with pytest.raises(HistoryError, match="cannot compare"):  # no copy known: nothing places it
+        commit_place(repository, commits["after"], (absent,), commits["fix"])
 
 
 @pytest.mark.parametrize("bug_id", [bug.id for bug in BUGS.values() if bug.introduced_by])

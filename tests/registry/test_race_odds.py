@@ -67,8 +67,9 @@ def test_a_rate_of_none_or_every_attempt_is_exact(sightings: int, attempts: int,
         # Where the logarithms round the wrong way: 0.75 ** 3 is 0.421875 exactly (they say 4); one
         # attempt's own miss (they say 2); just under 0.5 ** 4 (they say 4).
         (0.25, 0.421875, 3), (0.001, 0.999, 1), (0.5, 0.06249999999999999, 5),
-        # 1 - 1e-17 is 1.0 in floats: the count still ends (it looped for ever).
-        (1e-17, 0.01, 460517018598809121),
+        # 1 - rate keeps few of a tiny rate's digits (none of 1e-17's): the count still ends (it
+        # looped for ever), and agrees with the logarithms.
+        (1e-17, 0.01, 460517018598809121), (2e-16, 0.01, 23025850929940454), (1e-13, 0.01, 46051701859879),
     ],
 )  # fmt: skip
 def test_attempts_for_is_the_fewest_whose_miss_is_within(rate: float, miss: float, count: int) -> None:

@@ -157,8 +157,23 @@ def test_a_regressed_verdict_on_a_release_no_version_places_still_disagrees() ->
         bug_id="sam2-460", title="cache", affected=SpecifierSet("<1.1.0"), first_fixed="1.1.0", kind="deterministic",
         verdicts={"0.4.1": R, "1.0": "regressed", "1.1.0": F}, ambiguous=SpecifierSet("==1.0"),
     )
-    assert [(d.release, d.verdict, d.registry_affected) for d in bug.disagreements] == [("1.0", "regressed", False)]
+    assert [(d.release, d.verdict, d.registry_affected) for d in bug.disagreements] == [("1.0", "regressed", None)]
+    assert bug.disagreements[0].reason == "seen where its run placed it outside the affected range"
     assert failed_runs([bug], {"0.4.1": 0, "1.0": 1, "1.1.0": 0}) == [] and scan_status([bug], None) == DISAGREE
+
+
+@pytest.mark.parametrize(("kind", "disagrees"), [("deterministic", True), ("race", False)])
+def test_not_reproduced_where_the_run_placed_the_release_affected(kind: str, disagrees: bool) -> None:
+    """A deterministic bug not seen where the probe placed sam2 1.0 affected fails its run: a
+    disagreement, never an unexplained FAILED RUN; a race that did not trigger proves nothing."""
+    bug = scan_bug(
+        bug_id="sam2-460", title="cache", affected=SpecifierSet("<1.1.0"), first_fixed="1.1.0", kind=kind,
+        verdicts={"1.0": "not-reproduced"}, ambiguous=SpecifierSet("==1.0"),
+    )
+    assert [(d.release, d.reason) for d in bug.disagreements] == (
+        [("1.0", "not seen where its run placed it inside the affected range")] if disagrees else []
+    )
+    assert failed_runs([bug], {"1.0": 1}) == ([] if disagrees else ["1.0"])
 
 
 def test_an_unplaced_sighting_explains_its_failed_run_and_leaves_the_scan_undecided() -> None:
