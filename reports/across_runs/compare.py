@@ -18,6 +18,7 @@ UNPLACED = "unplaced"  # seen on a build nothing could place: judged by no one y
 # did not is evidence lost (a runner without its GPU, a package gone), never a pass.
 UNDECIDED = (SKIPPED, INCONCLUSIVE, None)
 FAILING = frozenset({"failed", "error"})  # the test outcomes that fail a pytest run
+UNJUDGED = 3  # compare's exit status where nothing new fails, but NEW decided nothing of a bug OLD had decided
 EXAMPLES = 5  # test lines the terminal shows per kind of change: a two-bug run against a full one removes a thousand
 
 
@@ -121,9 +122,6 @@ def compare(old: dict, new: dict) -> Comparison:
         tests_added=tuple(nodeid for nodeid in new_outcomes if nodeid not in old_outcomes),
         tests_removed=tuple(nodeid for nodeid in old_outcomes if nodeid not in new_outcomes),
     )
-
-
-UNJUDGED = 3  # nothing new fails, but NEW decided nothing of a bug OLD had decided
 
 
 def exit_status(comparison: Comparison) -> int:

@@ -12,6 +12,8 @@ from reports.run.results import SCHEMA_VERSION
 _SECTIONS = (("environment", dict), ("verdicts", list), ("tests", list))
 # What the tools read of each verdict beside its bug_id and verdict, and the JSON types it may have.
 _VERDICT_FIELDS = {"package": (str,), "installed": (str, type(None)), "evidence": (str, type(None)), "detail": (str,)}
+_OPTIONAL_VERDICT_FIELDS = {"title": (str,)}  # the matrix's row heading, where given
+_FIELD_TYPES = "package, detail: strings; installed, evidence: strings or null; title, if given: a string"
 
 
 class ResultsError(ValueError):
@@ -49,8 +51,9 @@ def environment_problem(environment: dict) -> str:
         return "'environment' 'gpus' must be a JSON array of objects with a 'name' string"
     if not isinstance(environment.get("simulated_runner", ""), (str, type(None))):
         return "'environment' 'simulated_runner' must be a string or null"
-    if not isinstance(environment.get("ci", {}), dict):
-        return "'environment' 'ci' must be a JSON object"
+    ci = environment.get("ci", {})
+    if not isinstance(ci, dict) or not all(isinstance(value, str) for value in ci.values()):
+        return "'environment' 'ci' must be a JSON object of strings"
     return ""
 
 
@@ -59,8 +62,10 @@ def verdict_problem(record: object) -> str:
         return f"a 'verdicts' entry without a 'bug_id' string: {json.dumps(record)[:80]}"
     if record.get("verdict") not in VERDICTS:
         return f"{record['bug_id']}: verdict {record.get('verdict')!r} is none of {', '.join(VERDICTS)}"
-    if wrong := [name for name, kinds in _VERDICT_FIELDS.items() if name not in record or not isinstance(record[name], kinds)]:
-        return f"{record['bug_id']}: {', '.join(wrong)} missing or not of its type (package and detail strings; installed, evidence strings or null)"
+    wrong = [name for name, kinds in _VERDICT_FIELDS.items() if name not in record or not isinstance(record[name], kinds)]
+    wrong += [name for name, kinds in _OPTIONAL_VERDICT_FIELDS.items() if name in record and not isinstance(record[name], kinds)]
+    if wrong:
+        return f"{record['bug_id']}: {', '.join(wrong)} missing or of another type ({_FIELD_TYPES})"
     return ""
 
 

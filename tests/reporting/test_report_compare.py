@@ -321,6 +321,7 @@ def test_matrix_command_writes_the_grid(tmp_path: Path, capsys) -> None:
 
 
 GPUS_PROBLEM = "'environment' 'gpus' must be a JSON array of objects with a 'name' string"
+FIELD_TYPES = "package, detail: strings; installed, evidence: strings or null; title, if given: a string"
 
 
 def test_a_run_that_lists_no_gpus_reads_as_cpu_only(tmp_path: Path, capsys) -> None:
@@ -344,13 +345,18 @@ def test_a_run_that_lists_no_gpus_reads_as_cpu_only(tmp_path: Path, capsys) -> N
         ({**NEW, "schema_version": True}, "schema_version True; these tools read 1"),  # True == 1 in Python
         ({**NEW, "environment": {**ENVIRONMENT, "gpus": "H100"}}, GPUS_PROBLEM),
         ({**NEW, "environment": {**ENVIRONMENT, "gpus": [{"index": 0}]}}, GPUS_PROBLEM),
-        ({**NEW, "environment": {**ENVIRONMENT, "ci": None}}, "'environment' 'ci' must be a JSON object"),
+        ({**NEW, "environment": {**ENVIRONMENT, "ci": None}}, "'environment' 'ci' must be a JSON object of strings"),
+        ({**NEW, "environment": {**ENVIRONMENT, "ci": {"HARNESS_JOB_NAME": 3}}}, "'environment' 'ci' must be a JSON object of strings"),
         ({**NEW, "environment": {**ENVIRONMENT, "simulated_runner": 2}}, "'environment' 'simulated_runner' must be a string or null"),
         (
             {**NEW, "verdicts": [{key: value for key, value in verdict("a-1", "fixed").items() if key != "package"} | {"detail": None}]},
-            "a-1: package, detail missing or not of its type (package and detail strings; installed, evidence strings or null)",
+            f"a-1: package, detail missing or of another type ({FIELD_TYPES})",
         ),
         ("[" * 100_000, "not a harness results file (JSON nested too deeply to read)"),
+        (
+            {**NEW, "verdicts": [verdict("a-1", "fixed") | {"title": 7}]},
+            f"a-1: title missing or of another type ({FIELD_TYPES})",
+        ),
         ({**NEW, "verdicts": [{}]}, "a 'verdicts' entry without a 'bug_id' string: {}"),
         ({**NEW, "verdicts": [{"bug_id": "a-1", "verdict": None}]}, "a-1: verdict None is none of reproduced, fixed, regressed, "
          "unplaced, not-reproduced, not-affected, inconclusive, skipped, error"),
