@@ -29,7 +29,7 @@ from reports import REPOSITORY
 from reports.census.causes import cause_of
 from reports.census.findings import CUDA_CASE, MATCHES_TOML, OWN_TESTS, SWEEP, Failure, MatchesError, group_findings, load_matches, place_of_test
 from reports.census.junit import FAILING, Outcomes, compare, node_id, read_junit
-from reports.census.page import census_document, census_html, census_markdown, console_lines
+from reports.census.page import CENSUS_SCHEMA_VERSION, census_document, census_html, census_markdown, console_lines
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, repository_tags, tagged_releases
 from reports.run.loading import ResultsError, load_results
 from reports.scan.run import ScanError, install_into, last_line, pytest_command, release_by_release, release_first, release_folder, say_flushed
@@ -179,6 +179,8 @@ def read_census(path: Path) -> dict:
         isinstance(run, dict) and isinstance(run.get("release"), str) for run in document["releases"]
     ):
         raise ScanError(f"{path}: not a census ({', '.join(fields)}; each release a table with its 'release')")
+    if (version := document.get("census_schema_version")) != CENSUS_SCHEMA_VERSION:
+        raise ScanError(f"{path}: census_schema_version {version!r}; this tool reads {CENSUS_SCHEMA_VERSION}")
     return document
 
 

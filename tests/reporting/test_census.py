@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,7 +22,7 @@ from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match,
 from reports.census.junit import Outcome, compare, junit_id, node_id
 from reports.census.page import census_document, census_markdown
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, tagged_releases
-from reports.census.run import CensusSuite, export_tests, load_suite, sweep_failures
+from reports.census.run import CensusSuite, export_tests, load_suite, read_census, sweep_failures
 from reports.scan.run import ScanError, release_folder
 from tests.conftest import REPO
 from tests.helpers import warm_python
@@ -434,6 +435,18 @@ def test_a_kept_census_is_analysed_and_matched_again_without_running_anything(tm
     assert "issue 4536" in (out / "census.html").read_text(encoding="utf-8")
     assert main(["census-redraw", "--out", str(tmp_path / "none")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'none' / 'census.json'}: cannot read: ")
+
+
+@pytest.mark.parametrize("version", [99, None, "1"])
+def test_a_kept_census_of_another_schema_is_refused_in_one_line(tmp_path: Path, version: object) -> None:
+    """A census.json of schema 99 was redrawn as if it were this tool's."""
+    fields = {"package": "kornia", "repository": "r", "date": "d", "releases": [], "stopped": None}
+    path = tmp_path / "census.json"
+    path.write_text(json.dumps({**fields, "census_schema_version": version} if version is not None else fields), encoding="utf-8")
+    with pytest.raises(ScanError, match=rf"census.json: census_schema_version {re.escape(repr(version))}; this tool reads 1$"):
+        read_census(path)
+    path.write_text(json.dumps({**fields, "census_schema_version": 1}), encoding="utf-8")
+    assert read_census(path)["package"] == "kornia"
 
 
 @pytest.mark.parametrize(
