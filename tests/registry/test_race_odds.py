@@ -4,6 +4,8 @@ verdict says."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from fixtures.races.budget import RaceBudget
@@ -58,6 +60,12 @@ def test_the_bounds_are_where_the_tail_crosses_five_percent() -> None:
 def test_a_rate_of_none_or_every_attempt_is_exact(sightings: int, attempts: int, rate: float, tail: float) -> None:
     """At the rates 0 and 1 the logarithms are undefined: every count is certain or impossible."""
     assert binomial_tail(sightings, attempts, rate) == tail
+
+
+def test_a_tiny_rate_steps_with_logarithms_and_others_with_powers() -> None:
+    """Powers stay exact for a short binary fraction; the logarithms keep a tiny rate's digits."""
+    assert miss_chance(1e-6, 10**6) == (1 - 1e-6) ** 10**6
+    assert miss_chance(9.99e-7, 10**6) == math.exp(10**6 * math.log1p(-9.99e-7))
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from packaging.specifiers import SpecifierSet
 
 from reports.scan.page import scan_document, scan_html
 from reports.scan.ranges import (
+    Disagreement,
     ReleaseError,
     Window,
     disagreement,
@@ -90,11 +91,17 @@ def test_measured_windows(verdicts: dict[str, str], windows: list[Window]) -> No
         ("skipped", True, "deterministic", None),
         ("error", False, "deterministic", None),
         (None, True, "deterministic", None),
+        # A release no version places: its run's own placing, which the verdict states, is judged.
+        ("regressed", None, "deterministic", "seen where its run placed it outside the affected range"),
+        ("not-reproduced", None, "deterministic", "not seen where its run placed it inside the affected range"),
+        ("not-reproduced", None, "race", None),
+        ("reproduced", None, "deterministic", None),
+        ("fixed", None, "deterministic", None),
     ],
 )
-def test_disagreement(verdict: str | None, registry_affected: bool, kind: str, reason: str | None) -> None:
+def test_disagreement(verdict: str | None, registry_affected: bool | None, kind: str, reason: str | None) -> None:
     found = disagreement("0.7.1", verdict, registry_affected, kind)
-    assert (found.reason if found else None) == reason
+    assert found == (Disagreement("0.7.1", verdict, registry_affected, reason) if reason else None)  # scan.json writes every field
 
 
 def kornia_2791(affected: str, verdicts: dict[str, str]):

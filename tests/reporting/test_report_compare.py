@@ -110,6 +110,45 @@ def test_a_new_regression_outranks_evidence_lost() -> None:
     assert "a-1" in lines[3] and "b-2" in lines[4]
 
 
+def test_a_new_unplaced_sighting_heads_the_text_and_the_page() -> None:
+    comparison = compare(document({"a-1": "reproduced", "b-2": "fixed"}, {}), document({"a-1": "unplaced", "b-2": "skipped"}, {}))
+    assert comparison_text(comparison, "a.json", "b.json").splitlines()[2] == (
+        "verdict changes: 2; NEW REGRESSIONS: 0, NEW ERRORS: 0, NEW UNPLACED: 1, UNDECIDED IN NEW: 1, newly fixed: 0"
+    )
+    page = comparison_html(comparison, "a.json", "b.json")
+    assert (
+        '<p class="headline"><span class="verdict verdict-unplaced">1 new sighting(s) on an unplaced build</span> '
+        '<span class="verdict verdict-inconclusive">1 bug(s) OLD decided and NEW did not</span></p>'
+    ) in page
+    assert "<h2>New errors" not in page and '<h2>Undecided in NEW (1)</h2><table class="harness-table" id="undecided-in-new">' in page
+
+
+def test_the_page_shows_every_section_with_its_rows() -> None:
+    page = comparison_html(compare(OLD, NEW), "old.json", "new.json")
+    assert "<title>What changed between two runs</title>" in page
+    assert (
+        '<p class="headline"><span class="verdict verdict-regressed">2 new regression(s)</span> '
+        '<span class="verdict verdict-inconclusive">1 bug(s) OLD decided and NEW did not</span></p>'
+    ) in page
+    assert "<h2>New errors" not in page and "<h2>Newly fixed (1)</h2>" in page
+    assert "<tr><th>old</th><td><code>old.json</code></td>" in page and "<tr><th>new</th><td><code>new.json</code></td>" in page
+    rows = {
+        "newly-fixed": 'data-bug="b-2"', "verdict-changes": 'data-bug="gone-4"', "tests-added": "<li><code>t::added</code></li>",
+        "outcome-changes": "<li><code>t::one: xfailed -&gt; failed</code></li>", "tests-removed": "<li><code>t::removed</code></li>",
+    }
+    for css_id, row in rows.items():
+        assert row in section(page, css_id), css_id
+    calm = comparison_html(compare(NEW, NEW), "a.json", "b.json")
+    assert '<p class="headline"><span class="verdict verdict-fixed">no new regression</span></p>' in calm
+
+
+def section(page: str, css_id: str) -> str:
+    """The page from the element with this id up to the next heading."""
+    start = page.index(f'id="{css_id}"')
+    end = page.find("<h2>", start)
+    return page[start : end if end != -1 else len(page)]
+
+
 def test_tests_added_removed_and_changed() -> None:
     comparison = compare(OLD, NEW)
     assert comparison.tests_added == ("t::added",) and comparison.tests_removed == ("t::removed",)
@@ -268,7 +307,10 @@ def test_matrix_links_to_the_ci_report_url_when_set(tmp_path: Path) -> None:
 
 
 def write(path: Path, content: object) -> Path:
-    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
     return path
 
 
@@ -364,6 +406,10 @@ def test_a_run_that_lists_no_gpus_reads_as_cpu_only(tmp_path: Path, capsys) -> N
          "regressed, unplaced, not-reproduced, not-affected, inconclusive, skipped, error"),
         ({**NEW, "tests": [{}]}, "a 'tests' entry without 'nodeid' and 'outcome' strings: {}"),
         ({**NEW, "verdicts": [verdict("a-1", "error"), verdict("a-1", "fixed")]}, "more than one verdict for a-1"),  # the last won
+        ({**NEW, "verdicts": [verdict(bug, "fixed") for bug in ("b-2", "a-1", "b-2", "a-1")]}, "more than one verdict for a-1, b-2"),
+        ({**NEW, "environment": []}, "'environment' must be a JSON object"),
+        ({**NEW, "verdicts": [{"x": "a" * 100}]}, "a 'verdicts' entry without a 'bug_id' string: " + json.dumps({"x": "a" * 100})[:80]),
+        (b"\xff", "not JSON (not UTF-8 text)"),
     ],
 )
 @pytest.mark.parametrize("command", ["compare", "matrix"])

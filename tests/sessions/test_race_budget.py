@@ -62,6 +62,7 @@ def test_at_least_one_iteration_however_small_the_time() -> None:
         (RaceBudget(162, 20.0), "162,20s"), (RaceBudget(None, 2.5), "2.5s"), (RaceBudget(20, None), "20"),
         # `:g` wrote "1.23457e+06s" and "1e-08s", which the option refuses, and "0.123457s".
         (RaceBudget(None, 1234567.0), "1234567s"), (RaceBudget(None, 1e-08), "0.00000001s"), (RaceBudget(None, 0.1234567), "0.1234567s"),
+        (RaceBudget(None, 1e16), "10000000000000000s"),  # whole: no trailing zero is cut
     ],
 )  # fmt: skip
 def test_a_budget_reads_as_the_option_writes_it(budget: RaceBudget, text: str) -> None:
