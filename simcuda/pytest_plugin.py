@@ -258,10 +258,13 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
 @pytest.hookimpl(wrapper=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
     """A project's own `device` fixture answers the simulated device, in the type it chose; a
-    test's own parametrization of `device` (pytest's pseudo-fixture for it) names the device the
-    case wants and is kept: its "cpu" cases stay on the CPU, and "cuda" is the simulated device."""
+    test's own parametrization of `device` (pytest's pseudo-fixture for it, or the project's
+    fixture parametrized `indirect=True`) names the device the case wants and is kept: its "cpu"
+    cases stay on the CPU, and "cuda" is the simulated device."""
     value = yield
-    chosen_by_the_test = fixturedef.func.__name__ == "get_direct_param_fixture_func"  # pytest 8 and 9 alike
+    direct = fixturedef.func.__name__ == "get_direct_param_fixture_func"  # pytest 8 and 9 alike
+    indirect = fixturedef.params is None and hasattr(request, "param")  # a param the fixture's own `params` did not give
+    chosen_by_the_test = direct or indirect
     run = simulated_run_of(request.node) if fixturedef.argname == "device" and not chosen_by_the_test and _wanted(request.node) else None
     if run is None or value is None:
         return value

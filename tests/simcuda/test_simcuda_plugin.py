@@ -253,6 +253,44 @@ def test_a_tests_own_device_parametrization_is_kept(pytester: pytest.Pytester) -
     result.stdout.fnmatch_lines(["*Expected all tensors to be on the same device*"])
 
 
+INDIRECT_DEVICE_PARAMETRIZATION = {
+    "conftest": """
+import pytest
+import torch
+
+
+@pytest.fixture
+def device(request):
+    return torch.device(getattr(request, "param", "cpu"))
+""",
+    "test_indirect": """
+import pytest
+import torch
+
+
+@pytest.mark.parametrize(("device", "asked"), [("cpu", "cpu"), ("cuda:0", "cuda:0")], indirect=["device"])
+def test_runs_where_its_parameter_says(device, asked):
+    assert torch.ones(2, device=device).device == torch.device(asked)
+
+
+def test_without_a_parameter_gets_the_simulated_device(device):
+    assert torch.ones(2, device=device).device == torch.device("cuda:1")
+""",
+}
+
+
+def test_a_tests_indirect_device_parametrization_is_kept(pytester: pytest.Pytester) -> None:
+    """Both cases ran on the simulated cuda:1: the "cpu" one left the CPU it asked for."""
+    pytester.makeconftest(INDIRECT_DEVICE_PARAMETRIZATION["conftest"])
+    pytester.makepyfile(test_indirect=INDIRECT_DEVICE_PARAMETRIZATION["test_indirect"])
+    result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
+    assert passed_and_failed(result) == {
+        "test_indirect.py::test_runs_where_its_parameter_says[cpu-cpu]": "PASSED",
+        "test_indirect.py::test_runs_where_its_parameter_says[cuda:0-cuda:0]": "PASSED",
+        "test_indirect.py::test_without_a_parameter_gets_the_simulated_device": "PASSED",
+    }, result.stdout.str()[-3000:]
+
+
 # PyTorch Geometric's `withCUDA` parametrizes `torch.device("cuda:0")`: a device the test names is
 # asked for, so a library allocating where its input lives is no foreign allocation. The twin: the
 # same library choosing cuda:0 by itself for a test on cuda:1 still fails, as on a real GPU.
