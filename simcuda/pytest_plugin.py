@@ -243,7 +243,30 @@ def pytest_runtest_setup(item: pytest.Item):
             start_simulated_run(item, *wanted)
         except ValueError as error:
             raise pytest.UsageError(str(error)) from None
-    return (yield)
+    result = yield
+    if (run := simulated_run_of(item)) is not None and (shared := _shared_device_fixture(item, run)):
+        log_refusal(shared)  # the test would run where the fixture said, and pass as a simulated one
+    return result
+
+
+def _shared_device_fixture(item: pytest.Item, run: SimulatedRun) -> str:
+    """The refusal of a project's `device` fixture of broader scope than the test that answered
+    another device than the simulated one: its value is cached for every test, so simcuda cannot
+    answer it per test; "" where none."""
+    import torch  # a simulated test set up: loaded already
+
+    fixturedefs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).get("device")
+    fixturedef = fixturedefs[-1] if fixturedefs else None
+    value = getattr(item, "funcargs", {}).get("device")
+    if fixturedef is None or value is None or fixturedef.scope == "function" or fixturedef.func.__name__ == "get_direct_param_fixture_func":
+        return ""
+    try:
+        answered = torch.device(value)
+    except (TypeError, RuntimeError):
+        return ""  # not a device: the project's own business
+    if answered in (torch.device("cuda"), run.device):
+        return ""
+    return f"a {fixturedef.scope}-scoped `device` fixture answering {answered} (simcuda answers the simulated device from a function-scoped one)"
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)  # after every fixture's finalizer

@@ -291,6 +291,38 @@ def test_a_tests_indirect_device_parametrization_is_kept(pytester: pytest.Pytest
     }, result.stdout.str()[-3000:]
 
 
+SESSION_DEVICE_FIXTURE = """
+import pytest
+import torch
+
+
+@pytest.fixture(scope="session")
+def device():
+    return torch.device({answer!r})
+"""
+PLACEMENT = """
+import torch
+
+
+def test_placement(device):
+    assert torch.ones(1, device=device).device.type == device.type
+"""
+
+
+@pytest.mark.parametrize(("answer", "outcomes"), [("cpu", {"skipped": 1}), ("cuda", {"passed": 1})])
+def test_a_device_fixture_shared_across_tests_is_refused_where_it_answers_another_device(
+    pytester: pytest.Pytester, answer: str, outcomes: dict[str, int]
+) -> None:
+    """A session-scoped fixture answering "cpu" ran the test on the CPU, counted as a simulated
+    pass: its cached value cannot follow the simulation. One answering "cuda" is the simulated device."""
+    pytester.makeconftest(SESSION_DEVICE_FIXTURE.format(answer=answer))
+    pytester.makepyfile(test_shared=PLACEMENT)
+    result = pytester.runpytest_subprocess("--simcuda", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(**outcomes)
+    if answer == "cpu":
+        result.stdout.fnmatch_lines(["*simulated CUDA cannot run this: a session-scoped `device` fixture answering cpu*"])
+
+
 # PyTorch Geometric's `withCUDA` parametrizes `torch.device("cuda:0")`: a device the test names is
 # asked for, so a library allocating where its input lives is no foreign allocation. The twin: the
 # same library choosing cuda:0 by itself for a test on cuda:1 still fails, as on a real GPU.
