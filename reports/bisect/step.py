@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -90,12 +91,20 @@ class Step:
     report: str | None
 
 
+def clean_tree(worktree: Path) -> None:
+    """Leave the clone holding only the commit's files: a build leaves build/ and *.egg-info behind,
+    which the next commit's wheel takes in (a module that became a package again was built as both,
+    and the stale package won the import) and which can block git's next checkout."""
+    subprocess.run(["git", "clean", "-xdfq"], cwd=worktree, capture_output=True, check=False)
+
+
 def test_commit(worktree: Path, plan: Plan) -> Step:
     commit, subject, date = commit_facts(worktree)
     registry = load_registry(Path(plan.registry))
     bug = registry[plan.bug_id]
     folder = release_folder(Path(plan.cache), plan.package, f"git-{commit}")
     started = time.perf_counter()
+    clean_tree(worktree)
     try:
         # --no-cache: uv would reuse a wheel built from the same path at another commit.
         cached = not install_into(folder, str(worktree), f"{plan.package} {commit[:10]}", plan.install_env, ("--no-cache",))
@@ -104,9 +113,15 @@ def test_commit(worktree: Path, plan: Plan) -> Step:
         return _step(
             commit, subject, date, None, None, answer, plan, cached=False, install_s=time.perf_counter() - started, pytest_s=0.0, report=None,
         )
+    finally:
+        clean_tree(worktree)
     installed = time.perf_counter()
+    if not any((folder / name).exists() for name in (plan.package, f"{plan.package}.py")):
+        answer = StepAnswer(None, SKIP, f"the build holds no {plan.package} to import: its run would test another copy")
+        return _step(commit, subject, date, None, None, answer, plan, cached, installed - started, pytest_s=0.0, report=None)
     version = built_version(folder, plan.package)
     report_dir = Path(plan.out) / "steps" / commit[:12]
+    shutil.rmtree(report_dir, ignore_errors=True)  # a run that writes no results.json must not read a kept one
     status = run_suites(folder, pytest_command([bug], Path(plan.registry), report_dir, plan.pytest_args), report_dir)
     finished = time.perf_counter()
     record = bug_record(report_dir, bug.id, plan.package, version) if status in (0, 1) else None

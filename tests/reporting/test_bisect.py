@@ -114,15 +114,28 @@ SUITE = {
 def make_repository(path: Path, history: list[tuple[str, str]]) -> list[str]:
     """One commit per (state, subject): state "ok", "bug", or "broken" (a pyproject that does not
     parse, so the commit does not build). The commits' hashes, oldest first."""
+    return commit_trees(path, [
+        (subject, {"tinybug/__init__.py": SOURCE.get(state, SOURCE["ok"]), "pyproject.toml": "[project\n" if state == "broken" else version(number)})
+        for number, (state, subject) in enumerate(history)
+    ])
+
+
+def version(number: int) -> str:
+    return PYPROJECT.format(version=f"0.{number}")
+
+
+def commit_trees(path: Path, trees: list[tuple[str, dict[str, str]]]) -> list[str]:
+    """One commit per (subject, files): the files are the commit's whole tree. Hashes, oldest first."""
     path.mkdir()
     def git(*arguments: str) -> subprocess.CompletedProcess:
         return subprocess.run(["git", *arguments], cwd=path, check=True, capture_output=True, text=True)
     git("init", "--quiet", "--initial-branch=main")
     commits = []
-    for number, (state, subject) in enumerate(history):
-        (path / "tinybug").mkdir(exist_ok=True)
-        (path / "tinybug" / "__init__.py").write_text(SOURCE.get(state, SOURCE["ok"]))
-        (path / "pyproject.toml").write_text("[project\n" if state == "broken" else PYPROJECT.format(version=f"0.{number}"))
+    for number, (subject, files) in enumerate(trees):
+        git("rm", "-r", "--quiet", "--ignore-unmatch", ".")
+        for name, text in files.items():
+            (path / name).parent.mkdir(parents=True, exist_ok=True)
+            (path / name).write_text(text)
         git("add", "-A")
         git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "--quiet", "-m", subject, "--date", f"2024-01-{number + 1:02d}T00:00:00")
         commits.append(git("rev-parse", "HEAD").stdout.strip())
@@ -206,6 +219,56 @@ def test_only_skipped_commits_left_gives_the_candidates_and_exit_3(tmp_path: Pat
     assert status == 3, printed
     assert document["first_bad"] is None and [c["commit"] for c in document["candidates"]] == commits[1:]
     assert "only skipped commits left" in document["outcome"]
+
+
+def test_a_commits_build_takes_nothing_from_the_build_before_it(tmp_path: Path, run_bisect) -> None:
+    """`core` a package, then a module (the bug planted in it), then a package again: the build/
+    folder an earlier commit's wheel left in the clone went into the next wheel, the stale package
+    won the import, and bisect named the last commit (exit 0)."""
+    def tree(core: dict[str, str]) -> dict[str, str]:
+        return {"pyproject.toml": version(1), "tinybug/__init__.py": "from tinybug.core import double\n", **core}
+
+    commits = commit_trees(tmp_path / "flip", [
+        ("core is a package", tree({"tinybug/core/__init__.py": SOURCE["ok"]})),
+        ("core is a module", tree({"tinybug/core.py": SOURCE["ok"]})),
+        ("speed up double", tree({"tinybug/core.py": SOURCE["bug"]})),
+        ("core is a package again", tree({"tinybug/core/__init__.py": SOURCE["bug"]})),
+    ])
+    status, document, printed, _ = run_bisect("--good", commits[0], "--bad", commits[3], "--bug", "tinybug-1", repo=tmp_path / "flip")
+    assert status == 0, printed
+    assert document["first_bad"]["commit"] == commits[2], printed
+
+
+def test_a_step_whose_pytest_leaves_no_results_is_skipped_not_read_from_an_earlier_run(tiny: dict, run_bisect, tmp_path: Path) -> None:
+    """A second run into the same --out, its pytest ending before it writes results.json (a hung
+    test ended by os._exit(1)): every step read the first run's results and named a commit."""
+    commits = tiny["commits"]
+    assert run_bisect("--good", commits[0], "--bad", commits[6], "--bug", "tinybug-1")[0] == 0
+    (tiny["root"] / "suite" / "test_tinybug.py").rename(tiny["root"] / "kept.py")
+    dies = 'import os\nimport pytest\n\n\n@pytest.mark.known_bug("tinybug-1", evidence="proxy")\ndef test_dies():\n    os._exit(1)\n'
+    (tiny["root"] / "suite" / "test_dies.py").write_text(dies)
+    try:
+        status, document, printed, _ = run_bisect("--good", commits[0], "--bad", commits[6], "--bug", "tinybug-1")
+    finally:
+        (tiny["root"] / "suite" / "test_dies.py").unlink()
+        (tiny["root"] / "kept.py").rename(tiny["root"] / "suite" / "test_tinybug.py")
+    assert status == 1, printed
+    assert [step["term"] for step in document["steps"]] == ["skip", "skip"] and document.get("first_bad") is None
+
+
+def test_a_build_without_the_package_is_a_skip(tmp_path: Path, run_bisect) -> None:
+    """Its wheel held no tinybug: the run imported another copy (the environment's) and its
+    verdict counted."""
+    empty = version(1) + "\n[tool.setuptools]\npackages = []\n"
+    commits = commit_trees(tmp_path / "empty", [
+        ("start", {"pyproject.toml": version(0), "tinybug/__init__.py": SOURCE["ok"]}),
+        ("list no package", {"pyproject.toml": empty, "tinybug/__init__.py": SOURCE["bug"]}),
+        ("speed up double", {"pyproject.toml": version(2), "tinybug/__init__.py": SOURCE["bug"]}),
+    ])
+    status, document, printed, _ = run_bisect("--good", commits[0], "--bad", commits[2], "--bug", "tinybug-1", repo=tmp_path / "empty")
+    steps = {step["commit"]: step for step in document["steps"]}
+    assert steps[commits[1]]["term"] == "skip" and "the build holds no tinybug to import" in steps[commits[1]]["reason"], printed
+    assert status == 3 and [c["commit"] for c in document["candidates"]] == commits[1:]
 
 
 def test_ends_that_do_not_behave_as_claimed_exit_1(tiny: dict, run_bisect) -> None:
