@@ -342,7 +342,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         seen = item.stash.get(_REAL_CUDA_SEEN, {}).get(call.when)
         reason = f"simulated CUDA cannot run this: {refused}" + (f" ({seen})" if seen and refused == REAL_CUDA_REACHED else "")
         report.longrepr = (str(item.path), (item.location[1] or 0) + 1, reason)
-    elif call.when == "call" and run is simulated_run_of(item):
+    elif call.when in ("call", "teardown") and run is simulated_run_of(item):
         _judge_foreign_allocations(run, report)
     return report
 
@@ -364,10 +364,12 @@ def _judge_foreign_allocations(run: SimulatedRun, report: pytest.TestReport) -> 
     from simcuda.allocations import describe  # imports torch (a simulated test ran: loaded already)
     from simcuda.runs import FAIL  # imports torch (as above)
 
+    judged = run.foreign  # the call's, where this is the teardown: each allocation is judged once
     run.foreign = run.foreign_allocations()
-    if not run.foreign:
+    new = [entry for entry in run.foreign if entry not in judged]
+    if not new:
         return
-    message = f"simcuda: {describe(run.foreign)}"
+    message = f"simcuda: {describe(new)}"
     if run.foreign_policy == FAIL and report.passed:
         report.outcome = "failed"
         report.longrepr = message

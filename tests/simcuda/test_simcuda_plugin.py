@@ -323,6 +323,44 @@ def test_a_device_fixture_shared_across_tests_is_refused_where_it_answers_anothe
         result.stdout.fnmatch_lines(["*simulated CUDA cannot run this: a session-scoped `device` fixture answering cpu*"])
 
 
+TEARDOWN_ALLOCATION = {
+    "conftest": """
+import pytest
+import torch
+
+
+def default_scratch():
+    return torch.zeros(2, device="cuda:0")
+
+
+@pytest.fixture
+def scratch():
+    yield
+    default_scratch()  # library code in a fixture's teardown, on the default GPU
+
+
+@pytest.fixture
+def device():
+    return torch.device("cpu")
+""",
+    "test_teardown": """
+def test_clean_call(scratch, device):
+    pass
+""",
+}
+
+
+@pytest.mark.parametrize(("policy", "outcomes"), [("fail", {"passed": 1, "errors": 1}), ("report", {"passed": 1})])
+def test_a_foreign_allocation_in_teardown_is_judged_too(pytester: pytest.Pytester, policy: str, outcomes: dict[str, int]) -> None:
+    """A fixture's teardown made a tensor on cuda:0 during a cuda:1 test: no summary, no report, a pass."""
+    pytester.makeconftest(TEARDOWN_ALLOCATION["conftest"])
+    pytester.makepyfile(test_teardown=TEARDOWN_ALLOCATION["test_teardown"])
+    result = pytester.runpytest_subprocess("--simcuda", f"--simcuda-foreign={policy}", "-p", "no:cacheprovider")
+    result.assert_outcomes(**outcomes)
+    report = json.loads((pytester.path / "simcuda-report.json").read_text())
+    assert [entry["test"] for entry in report["foreign_allocations"]] == ["test_teardown.py::test_clean_call"]
+
+
 # PyTorch Geometric's `withCUDA` parametrizes `torch.device("cuda:0")`: a device the test names is
 # asked for, so a library allocating where its input lives is no foreign allocation. The twin: the
 # same library choosing cuda:0 by itself for a test on cuda:1 still fails, as on a real GPU.
