@@ -23,8 +23,17 @@ class SimulationUnsupported(RuntimeError):
 
     def __init__(self, feature: str, where: str = "") -> None:
         super().__init__(f"{feature} ({where})" if where else feature)
-        self.feature = feature
-        log_refusal(feature)
+        self.feature = _reraised_feature(feature)
+        log_refusal(self.feature)
+
+
+def _reraised_feature(text: str) -> str:
+    """The feature of a refusal made again from a worker's whole traceback (DataLoader's
+    `ExceptionWrapper.reraise` passes that text as the only argument): its last line's message."""
+    if "\nOriginal Traceback" not in text:
+        return text
+    last = text.rstrip().splitlines()[-1]
+    return last.partition(f"{SimulationUnsupported.__name__}: ")[2] or last
 
 
 def log_refusal(feature: str) -> None:

@@ -3,6 +3,7 @@ than running silently on the CPU (a test meeting it is inconclusive, never a pas
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 
@@ -273,3 +274,18 @@ def test_the_extension_builder_imported_inside_a_simulation_refuses_too() -> Non
     spec.loader.exec_module(fresh)
     assert getattr(fresh._jit_compile, "simcuda_refuses_cuda", False)
     assert ExtensionsOnImport().find_spec("torch.utils.data", torch.utils.__path__) is None
+
+
+def test_a_refusal_a_dataloader_worker_raised_again_is_logged_by_its_feature() -> None:
+    """DataLoader's reraise builds the error anew from the worker's whole traceback text: the log
+    held that text, the summary a feature per DataLoader traceback."""
+    from torch._utils import ExceptionWrapper  # the wrapper DataLoader's workers send back
+
+    with simulated_cuda() as simulation:
+        try:
+            raise SimulationUnsupported("torch.Generator(device='cuda')", "in a worker")
+        except SimulationUnsupported:
+            wrapped = ExceptionWrapper(sys.exc_info(), where="in DataLoader worker process 0")
+        with pytest.raises(SimulationUnsupported, match="Caught SimulationUnsupported in DataLoader worker process 0"):
+            wrapped.reraise()
+    assert simulation.refusals == ["torch.Generator(device='cuda')", "torch.Generator(device='cuda') (in a worker)"]
