@@ -140,7 +140,7 @@ def bisect(
             print(f"error: --out {out}: {error.strerror}", file=sys.stderr)
             return BAD_INPUT
         (out / "steps.jsonl").unlink(missing_ok=True)
-        plan = Plan(package, bug.id, str(registry_path), fixed, str(out), str(cache), pytest_args, install_env)
+        plan = Plan(package, bug.id, str(registry_path), fixed, str(out), str(cache), pytest_args, install_env, str(clone))
         plan_path = Path(scratch) / "plan.json"
         plan_path.write_text(json.dumps(asdict(plan)), encoding="utf-8")
         problems = []

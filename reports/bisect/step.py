@@ -36,6 +36,7 @@ class Plan:
     cache: str
     pytest_args: list[str]
     install_env: dict[str, str]
+    clone: str  # the bisect's own scratch clone, which each step cleans: never the user's repository
 
     @staticmethod
     def read(path: Path) -> Plan:
@@ -91,11 +92,13 @@ class Step:
     report: str | None
 
 
-def clean_tree(worktree: Path) -> None:
+def clean_tree(worktree: Path) -> str:
     """Leave the clone holding only the commit's files: a build leaves build/ and *.egg-info behind,
     which the next commit's wheel takes in (a module that became a package again was built as both,
-    and the stale package won the import) and which can block git's next checkout."""
-    subprocess.run(["git", "clean", "-xdfq"], cwd=worktree, capture_output=True, check=False)
+    and the stale package won the import) and which can block git's next checkout. Why it could
+    not, or ""."""
+    done = subprocess.run(["git", "clean", "-xdfq"], cwd=worktree, capture_output=True, text=True, check=False)
+    return f"cannot clean the clone before building: {last_line(done.stderr)}" if done.returncode else ""
 
 
 def test_commit(worktree: Path, plan: Plan) -> Step:
@@ -104,8 +107,9 @@ def test_commit(worktree: Path, plan: Plan) -> Step:
     bug = registry[plan.bug_id]
     folder = release_folder(Path(plan.cache), plan.package, f"git-{commit}")
     started = time.perf_counter()
-    clean_tree(worktree)
     try:
+        if unclean := clean_tree(worktree):
+            raise ScanError(f"{plan.package} {commit[:10]}: {unclean}")
         # --no-cache: uv would reuse a wheel built from the same path at another commit.
         cached = not install_into(folder, str(worktree), f"{plan.package} {commit[:10]}", plan.install_env, ("--no-cache",))
     except ScanError as error:
@@ -157,7 +161,7 @@ def main(argv: list[str]) -> int:
     itself failed, so that a harness error is never read as a commit's answer."""
     try:
         plan = Plan.read(Path(argv[0]))
-        step = test_commit(Path.cwd(), plan)
+        step = test_commit(Path(plan.clone), plan)  # git bisect run starts it there; by hand, never elsewhere
         record_step(step, Path(plan.out))
     except Exception as error:  # noqa: BLE001 - any of them must abort, not mark the commit
         traceback.print_exc()

@@ -167,9 +167,10 @@ def run_bisect(tiny: dict, tmp_path: Path):
     steps git bisect run starts begin anew (git starts them), and the pytest each step runs forks
     from the warm Python too (helpers/warm_site/ on their PYTHONPATH)."""
     folders = [str(REPO), str(REPO / "tests" / "helpers" / "warm_site"), os.environ.get("PYTHONPATH")]
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, folders))}
 
-    def run(*arguments: str, repo: Path | None = None) -> tuple[int, dict | None, str, str]:
+    def run(*arguments: str, repo: Path | None = None, beside: Path | None = None) -> tuple[int, dict | None, str, str]:
+        """`beside`: a folder on the path after the harness's (another copy of the package)."""
+        environ = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [*folders, str(beside) if beside else None]))}
         out = tmp_path / "out"
         done = warm_python.run(
             [
@@ -257,15 +258,20 @@ def test_a_step_whose_pytest_leaves_no_results_is_skipped_not_read_from_an_earli
 
 
 def test_a_build_without_the_package_is_a_skip(tmp_path: Path, run_bisect) -> None:
-    """Its wheel held no tinybug: the run imported another copy (the environment's) and its
-    verdict counted."""
+    """Its wheel held no tinybug: the run imported another copy (a buggy one on the path) and its
+    verdict counted, naming that commit."""
+    elsewhere = tmp_path / "elsewhere" / "tinybug"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "__init__.py").write_text(SOURCE["bug"])
     empty = version(1) + "\n[tool.setuptools]\npackages = []\n"
     commits = commit_trees(tmp_path / "empty", [
         ("start", {"pyproject.toml": version(0), "tinybug/__init__.py": SOURCE["ok"]}),
         ("list no package", {"pyproject.toml": empty, "tinybug/__init__.py": SOURCE["bug"]}),
         ("speed up double", {"pyproject.toml": version(2), "tinybug/__init__.py": SOURCE["bug"]}),
     ])
-    status, document, printed, _ = run_bisect("--good", commits[0], "--bad", commits[2], "--bug", "tinybug-1", repo=tmp_path / "empty")
+    status, document, printed, _ = run_bisect(
+        "--good", commits[0], "--bad", commits[2], "--bug", "tinybug-1", repo=tmp_path / "empty", beside=tmp_path / "elsewhere"
+    )
     steps = {step["commit"]: step for step in document["steps"]}
     assert steps[commits[1]]["term"] == "skip" and "the build holds no tinybug to import" in steps[commits[1]]["reason"], printed
     assert status == 3 and [c["commit"] for c in document["candidates"]] == commits[1:]
