@@ -249,6 +249,21 @@ def pytest_runtest_setup(item: pytest.Item):
     return result
 
 
+def _device_chosen_by_the_test(node: pytest.Item | pytest.Collector, fixturedef: pytest.FixtureDef) -> bool:
+    """Whether the test names its `device` itself: pytest's pseudo-fixture of a direct
+    parametrization (a mark, or a pytest_generate_tests hook), or a parametrize mark naming it
+    `indirect`, which wins over the fixture's own `params`."""
+    if fixturedef.func.__name__ == "get_direct_param_fixture_func":  # pytest 8 and 9 alike
+        return True
+    for marker in node.iter_markers("parametrize") if isinstance(node, pytest.Item) else ():
+        names = marker.args[0] if marker.args else marker.kwargs.get("argnames", ())
+        names = [name.strip() for name in names.split(",")] if isinstance(names, str) else list(names)
+        indirect = marker.kwargs.get("indirect", False)
+        if "device" in names and (indirect is True or (isinstance(indirect, (list, tuple)) and "device" in indirect)):
+            return True
+    return False
+
+
 def _shared_device_fixture(item: pytest.Item, run: SimulatedRun) -> str:
     """The refusal of a project's `device` fixture of broader scope than the test that answered
     another device than the simulated one: its value is cached for every test, so simcuda cannot
@@ -258,12 +273,14 @@ def _shared_device_fixture(item: pytest.Item, run: SimulatedRun) -> str:
     fixturedefs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).get("device")
     fixturedef = fixturedefs[-1] if fixturedefs else None
     value = getattr(item, "funcargs", {}).get("device")
-    if fixturedef is None or value is None or fixturedef.scope == "function" or fixturedef.func.__name__ == "get_direct_param_fixture_func":
+    if fixturedef is None or fixturedef.scope == "function" or _device_chosen_by_the_test(item, fixturedef):
         return ""
+    if not isinstance(value, (str, torch.device)):
+        return ""  # not a device (an ordinal, a handle): the project's own business
     try:
         answered = torch.device(value)
     except (TypeError, RuntimeError):
-        return ""  # not a device: the project's own business
+        return ""
     if answered in (torch.device("cuda"), run.device):
         return ""
     return f"a {fixturedef.scope}-scoped `device` fixture answering {answered} (simcuda answers the simulated device from a function-scoped one)"
@@ -285,10 +302,9 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
     fixture parametrized `indirect=True`) names the device the case wants and is kept: its "cpu"
     cases stay on the CPU, and "cuda" is the simulated device."""
     value = yield
-    direct = fixturedef.func.__name__ == "get_direct_param_fixture_func"  # pytest 8 and 9 alike
-    indirect = fixturedef.params is None and hasattr(request, "param")  # a param the fixture's own `params` did not give
-    chosen_by_the_test = direct or indirect
-    run = simulated_run_of(request.node) if fixturedef.argname == "device" and not chosen_by_the_test and _wanted(request.node) else None
+    if fixturedef.argname != "device" or _device_chosen_by_the_test(request.node, fixturedef):
+        return value
+    run = simulated_run_of(request.node) if _wanted(request.node) else None
     if run is None or value is None:
         return value
     simulated = type(value)(str(run.device)) if isinstance(value, str) else run.device

@@ -291,36 +291,56 @@ def test_a_tests_indirect_device_parametrization_is_kept(pytester: pytest.Pytest
     }, result.stdout.str()[-3000:]
 
 
-SESSION_DEVICE_FIXTURE = """
+SHARED_DEVICE_FIXTURE = """
 import pytest
 import torch
 
 
 @pytest.fixture(scope="session")
-def device():
-    return torch.device({answer!r})
+def device(request):
+    return getattr(request, "param", {answer!r})
 """
-PLACEMENT = """
+SHARED_DEVICE_TESTS = """
+import pytest
 import torch
 
 
 def test_placement(device):
-    assert torch.ones(1, device=device).device.type == device.type
+    assert torch.ones(1, device=device).device.type == torch.device(device).type
+
+
+@pytest.mark.parametrize("device", ["cpu"], indirect=True)
+def test_asks_for_the_cpu_itself(device):
+    assert torch.ones(1, device=device).device == torch.device("cpu")
 """
 
 
-@pytest.mark.parametrize(("answer", "outcomes"), [("cpu", {"skipped": 1}), ("cuda", {"passed": 1})])
+@pytest.mark.parametrize(
+    ("answer", "outcomes"),
+    [("cpu", {"skipped": 1, "passed": 1}), ("cuda:0", {"skipped": 1, "passed": 1}), ("cuda", {"passed": 2}), (0, {"passed": 2})],
+)
 def test_a_device_fixture_shared_across_tests_is_refused_where_it_answers_another_device(
-    pytester: pytest.Pytester, answer: str, outcomes: dict[str, int]
+    pytester: pytest.Pytester, answer: object, outcomes: dict[str, int]
 ) -> None:
     """A session-scoped fixture answering "cpu" ran the test on the CPU, counted as a simulated
-    pass: its cached value cannot follow the simulation. One answering "cuda" is the simulated device."""
-    pytester.makeconftest(SESSION_DEVICE_FIXTURE.format(answer=answer))
-    pytester.makepyfile(test_shared=PLACEMENT)
+    pass: its cached value cannot follow the simulation. "cuda" is the simulated device; a value
+    that is no device name (an ordinal) is the project's business; a case the test parametrizes
+    `indirect` asks for its device itself."""
+    pytester.makeconftest(SHARED_DEVICE_FIXTURE.format(answer=answer))
+    pytester.makepyfile(test_shared=SHARED_DEVICE_TESTS)
     result = pytester.runpytest_subprocess("--simcuda", "-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(**outcomes)
-    if answer == "cpu":
-        result.stdout.fnmatch_lines(["*simulated CUDA cannot run this: a session-scoped `device` fixture answering cpu*"])
+    if "skipped" in outcomes:
+        result.stdout.fnmatch_lines([f"*simulated CUDA cannot run this: a session-scoped `device` fixture answering {answer}*"])
+
+
+def test_an_indirect_case_wins_over_the_fixtures_own_params(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        "import pytest\n\n\n@pytest.fixture(params=['cpu', 'cuda'])\ndef device(request):\n    return request.param\n"
+    )
+    pytester.makepyfile(test_params=SHARED_DEVICE_TESTS.replace("def test_placement", "def _placement"))
+    result = pytester.runpytest_subprocess("--simcuda", "-rA", "-p", "no:cacheprovider")
+    assert passed_and_failed(result) == {"test_params.py::test_asks_for_the_cpu_itself[cpu]": "PASSED"}, result.stdout.str()[-3000:]
 
 
 TEARDOWN_ALLOCATION = {
