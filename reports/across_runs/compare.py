@@ -152,7 +152,7 @@ def _change_line(change: VerdictChange) -> str:
 def _severity(change: VerdictChange) -> int:
     """Regressions, then sightings on unplaced builds, then errors (each fails the comparison), then
     evidence lost, then fixes, then the rest."""
-    order = (REGRESSED, UNPLACED, ERROR, SKIPPED, INCONCLUSIVE, None, FIXED)
+    order = (REGRESSED, UNPLACED, ERROR, *UNDECIDED, FIXED)
     return order.index(change.new) if change.new in order else len(order)
 
 
