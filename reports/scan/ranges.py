@@ -4,8 +4,9 @@ affected range and its disagreements with the registry.
 Verdicts are read generically: the words that say the bug was or was not seen are named here;
 any other verdict (skipped, inconclusive, error, ...) decides nothing about that release, so the
 release is unsettled: `error` (its run failed) or undecided (the bug could not be told). Nor do a
-sighting on a build nothing could place (`unplaced`) or a race not seen within its budget. The
-registry's range places each release as the harness does (fixtures/known_bugs/versions.py): an
+sighting on a build nothing could place (`unplaced`) or a race not seen within its budget,
+inside the registry's range or outside it. The registry's range places each release as the
+harness does (fixtures/known_bugs/versions.py): an
 `ambiguous` version or a source build is placed by no version, so it disagrees only where the
 run's own placing (its probe, its commit) contradicts what it saw: `regressed`, or a deterministic
 bug `not-reproduced`.
@@ -24,7 +25,8 @@ from fixtures.known_bugs.versions import version_in_range
 
 SEEN = frozenset({REPRODUCED, REGRESSED})  # sightings a version placed (UNPLACED is none)
 # not-affected: a release before the bug, where it was not seen or its code had not shipped yet.
-# A race's not-reproduced (not triggered within its budget) proves nothing: observation() says so.
+# A race not seen (any of these: not triggered within its budget) proves nothing, wherever the
+# release lies: observation() says so, so a race's measured edges are its sightings alone.
 NOT_SEEN = frozenset({FIXED, NOT_REPRODUCED, NOT_AFFECTED})
 
 
@@ -45,10 +47,10 @@ def release_order(releases: list[str]) -> list[str]:
 
 def observation(verdict: str | None, kind: str = "deterministic") -> bool | None:
     """True: the bug was seen; False: looked for and not seen; None: this verdict decides nothing
-    (a race's `not-reproduced` included)."""
+    (a race not seen included: not-reproduced, fixed or not-affected, its budget bounds no edge)."""
     if verdict in SEEN:
         return True
-    if verdict in NOT_SEEN and not (kind == "race" and verdict == NOT_REPRODUCED):
+    if verdict in NOT_SEEN and kind != "race":
         return False
     return None
 
@@ -122,7 +124,7 @@ def unsettled(release: str, verdict: str | None, bug_kind: str) -> Unsettled | N
         return Unsettled(release, verdict, "its run errored")
     if verdict == UNPLACED:
         return Unsettled(release, verdict, "seen on a build nothing could place")
-    if bug_kind == "race" and verdict == NOT_REPRODUCED:
+    if bug_kind == "race" and verdict in NOT_SEEN:
         return Unsettled(release, verdict, "a race that did not trigger within its budget proves nothing")
     if observation(verdict, bug_kind) is None:
         return Unsettled(release, verdict, f"the bug was not decided ({verdict or 'no verdict'})")

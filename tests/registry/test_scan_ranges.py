@@ -53,7 +53,7 @@ def test_observation_reads_any_verdict(verdict: str | None, seen: bool | None) -
     assert observation(verdict) is seen
 
 
-@pytest.mark.parametrize(("verdict", "seen"), [("not-reproduced", None), ("fixed", False), ("reproduced", True)])
+@pytest.mark.parametrize(("verdict", "seen"), [("not-reproduced", None), ("fixed", None), ("not-affected", None), ("reproduced", True)])
 def test_a_race_not_seen_within_its_budget_decides_nothing(verdict: str, seen: bool | None) -> None:
     assert observation(verdict, "race") is seen
 
@@ -192,13 +192,28 @@ def test_an_unplaced_sighting_explains_its_failed_run_and_leaves_the_scan_undeci
     assert failed == [] and scan_status([bug], None, failed) == UNDECIDED
 
 
-def test_a_race_not_seen_inside_the_range_moves_no_edge() -> None:
+def test_a_race_not_seen_moves_no_edge() -> None:
+    """Inside the range or after it: a clean release of a race is undecided, so the scan measures
+    no first fixed (a `fixed` there would only repeat the registry)."""
     bug = scan_bug(
         bug_id="torchvision-9606", title="race", affected=SpecifierSet(">=0.19.0,<0.22.0"), first_fixed="0.22.0", kind="race",
         verdicts={"0.19.0": R, "0.20.0": N, "0.21.0": R, "0.22.0": F},
     )
-    assert bug.windows == (Window("0.19.0", "0.22.0"),) and (bug.first_affected, bug.first_fixed) == ("0.19.0", "0.22.0")
-    assert [item.release for item in bug.undecided] == ["0.20.0"] and bug.disagreements == ()
+    assert bug.windows == (Window("0.19.0", None),) and (bug.first_affected, bug.first_fixed) == ("0.19.0", None)
+    assert [item.release for item in bug.undecided] == ["0.20.0", "0.22.0"] and bug.disagreements == ()
+
+
+def test_a_race_not_seen_outside_the_range_confirms_no_edge() -> None:
+    bug = scan_bug(
+        bug_id="torchvision-9606", title="race", affected=SpecifierSet(">=0.19.0,<0.22.0"), first_fixed="0.22.0", kind="race",
+        verdicts={"0.18.0": "not-affected", "0.21.0": R, "0.22.0": F},
+    )
+    assert (bug.first_affected, bug.first_fixed) == ("0.21.0", None) and bug.disagreements == ()
+    assert [(item.release, item.reason) for item in bug.undecided] == [
+        ("0.18.0", "a race that did not trigger within its budget proves nothing"),
+        ("0.22.0", "a race that did not trigger within its budget proves nothing"),
+    ]
+    assert scan_status([bug], None) == UNDECIDED
 
 
 def test_the_page_frames_exactly_the_disagreeing_releases() -> None:
@@ -217,7 +232,7 @@ def test_the_page_frames_exactly_the_disagreeing_releases() -> None:
     [
         ("reproduced", "deterministic", None),
         ("fixed", "deterministic", None),
-        ("fixed", "race", None),  # after the range: what the registry says
+        ("fixed", "race", "a race that did not trigger within its budget proves nothing"),
         ("regressed", "deterministic", None),  # a disagreement, decided
         ("error", "deterministic", "its run errored"),
         ("error", "race", "its run errored"),
