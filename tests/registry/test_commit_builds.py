@@ -199,15 +199,19 @@ def test_the_d6e1485_verdicts_follow_the_commit(commits: dict[str, str], tmp_pat
     assert bug_verdict(before, affected_status(before, cache=tmp_path), [replace(seen, observation=NOT_OBSERVED)]).verdict == NOT_AFFECTED
 
 
-def test_a_git_build_whose_history_cannot_be_read_is_placed_by_version_and_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_install(tmp_path, "0.7.2.dev0", {"url": f"file://{tmp_path / 'gone'}", "vcs_info": {"vcs": "git", "commit_id": "d6e14859"}})
+# A dev version, and release numbers below, inside and above kornia-2867's >=0.7.2,<0.8.2: kornia's
+# tree keeps the last release's number until the next is tagged, so none of them places the commit.
+@pytest.mark.parametrize("version", ["0.7.2.dev0", "0.7.1", "0.7.3", "0.8.2"])
+def test_a_git_build_whose_history_cannot_be_read_is_unplaced_and_says_why(version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_install(tmp_path, version, {"url": f"file://{tmp_path / 'gone'}", "vcs_info": {"vcs": "git", "commit_id": "d6e14859"}})
     monkeypatch.syspath_prepend(str(tmp_path))
-    status = affected_status(BUGS["kornia-2867"], cache=tmp_path)
-    assert status.affected is None
-    assert status.basis.startswith("version '0.7.2.dev0' cannot be placed (a development build: only its commit")
-    assert status.basis.endswith(
-        f"commit d6e14859 of file://{tmp_path / 'gone'} (0.7.2.dev0) not placed: file://{tmp_path / 'gone'}: no such repository"
-    )
+    bug = BUGS["kornia-2867"]
+    status = affected_status(bug, cache=tmp_path)
+    assert (status.affected, status.predates) == (None, False)
+    assert status.basis == f"commit d6e14859 of file://{tmp_path / 'gone'} ({version}) not placed: file://{tmp_path / 'gone'}: no such repository"
+    # Seen: a failure naming what would place it, never `regressed`; clean: never `fixed` or `not-affected`.
+    assert bug_verdict(bug, status, [Observation("t.py::t", SIMULATED, OBSERVED)]).verdict == "unplaced"
+    assert bug_verdict(bug, status, [Observation("t.py::t", SIMULATED, NOT_OBSERVED)]).verdict == "inconclusive"
 
 
 def test_a_git_build_of_a_bug_without_recorded_commits_is_placed_by_its_version(
