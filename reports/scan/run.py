@@ -84,10 +84,18 @@ def environment_requirements(package: str, release: str, pairs: dict[str, dict[s
 
 
 def last_line(text: str) -> str:
-    """The line that says what went wrong: the last error line (uv ends with hints), else the last."""
+    """The line that says what went wrong: the last error line (uv ends with hints) with the `cause:` /
+    `Caused by:` lines uv puts under it (why it failed), else the last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("error:")]
-    return (errors or lines or ["(no output)"])[-1]
+    errors = [at for at, line in enumerate(lines) if line.startswith("error:")]
+    if not errors:
+        return (lines or ["(no output)"])[-1]
+    causes = []
+    for line in lines[errors[-1] + 1:]:
+        if not line.startswith(("cause:", "Caused by:")):
+            break
+        causes.append(line)
+    return ": ".join([lines[errors[-1]], *causes])
 
 
 def install_into(folder: Path, requirement: str, what: str, env: dict[str, str], uv_options: tuple[str, ...] = ()) -> bool:

@@ -16,6 +16,8 @@ from reports.scan.run import (
     ScanError,
     bug_scans,
     environment_requirements,
+    install_into,
+    last_line,
     package_policy,
     release_verdicts,
     scan,
@@ -67,6 +69,32 @@ def test_a_release_pypi_lacks_stops_the_scan_with_one_line(tmp_path: Path, capsy
     document = json.loads((tmp_path / "scan" / "scan.json").read_text(encoding="utf-8"))
     assert document["stopped"] == error[0].removeprefix("error: ") and document["releases"] == []
     assert not list((tmp_path / "cache").rglob("kornia-0.0.0*"))  # a failed install leaves nothing to reuse
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("error: No solution found when resolving dependencies\n  cause: Because there is no version of kornia==0.0.99, ...\n",
+         "error: No solution found when resolving dependencies: cause: Because there is no version of kornia==0.0.99, ..."),
+        ("error: Failed to build `sam2`\n  Caused by: The build backend returned an error\n  Caused by: no CUDA_HOME\n\n[stderr]\nTraceback\n",
+         "error: Failed to build `sam2`: Caused by: The build backend returned an error: Caused by: no CUDA_HOME"),
+        ("warning: old cache\nerror: first\nerror: last\nhint: try --prerelease\n", "error: last"),
+        ("fatal: repository 'x' not found\n", "fatal: repository 'x' not found"),
+        ("", "(no output)"),
+    ],
+)
+def test_the_line_that_says_what_went_wrong_keeps_uvs_causes(text: str, line: str) -> None:
+    assert last_line(text) == line
+
+
+def test_a_failed_install_says_why_in_one_line(tmp_path: Path) -> None:
+    """uv's own words, offline: the error and its cause, on one line."""
+    with pytest.raises(ScanError) as raised:
+        install_into(tmp_path / "target", "kornia==0.0.99", "kornia 0.0.99", {"UV_OFFLINE": "1"})
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("kornia 0.0.99: install failed: error: "), message
+    assert ": cause: " in message and "kornia" in message.split(": cause: ", 1)[1], message
+    assert not (tmp_path / "target").exists() and not (tmp_path / "target.partial").exists()
 
 
 @pytest.mark.parametrize(
