@@ -30,6 +30,7 @@ from fixtures.known_bugs.commits import (
     GitBuild,
     HistoryError,
     HistoryOptionError,
+    check_histories,
     checkout_build,
     commit_place,
     history,
@@ -433,6 +434,17 @@ def test_history_entries_are_url_equals_path(tmp_path: Path) -> None:
     for entry in ("no-equals", "=/path", "https://x/y="):
         with pytest.raises(HistoryOptionError, match="is not URL=PATH"):
             parse_histories([entry])
+
+    with pytest.raises(HistoryOptionError, match=r"^'https://x/y=~nosuchuser/b.git': Could not determine home directory"):
+        parse_histories(["https://x/y=~nosuchuser/b.git"])
+
+
+def test_a_history_named_where_no_repository_is_refused(commits: dict[str, str], tmp_path: Path) -> None:
+    check_histories({"github.com/kornia/kornia": Path(commits["path"])})  # a work tree's history: accepted
+    for where in (tmp_path / "nonexistent", tmp_path):  # nothing there; a folder git does not know
+        with pytest.raises(HistoryOptionError) as refused:
+            check_histories({"github.com/kornia/kornia": where})
+        assert str(refused.value) == f"{where}, named for github.com/kornia/kornia, holds no git repository"
 
 
 # --- the option and the variable, end to end: --list-bugs and a run's verdict ---

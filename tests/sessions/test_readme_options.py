@@ -42,7 +42,7 @@ VALUES = {
     "--hypothesis-profile NAME": "dev",
     "--bug ID": "kornia-2791",
     "--bug-registry PATH": "fixtures/known_bugs/bugs.toml",
-    "--history URL=PATH": "https://github.com/kornia/kornia=/srv/mirrors/kornia.git",
+    "--history URL=PATH": f"https://github.com/kornia/kornia={REPO}",  # a history that is there
     "--sweep-allowlist PATH": "suites/kornia_sweeps/allowlist.toml",
     "--report-dir DIR": "elsewhere",
     "-m min_cuda_devices": "min_cuda_devices",
