@@ -101,7 +101,9 @@ def run_git_bisect(clone: Path, names: Terms, new: str, old: str, plan_path: Pat
     if git_answer(output, names.new).first:  # adjacent ends: git answers at once
         return output
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")]))}
-    command = ["git", "bisect", "run", sys.executable, "-m", "reports.bisect.step", str(plan_path)]
+    # -P: git runs each step inside the clone, whose top-level folders (a `fixtures/` package, say)
+    # would otherwise shadow the harness's; a step that cannot import exits 1, which git reads as "bad".
+    command = ["git", "bisect", "run", sys.executable, "-P", "-m", "reports.bisect.step", str(plan_path)]
     with subprocess.Popen(command, cwd=clone, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env) as running:
         for line in running.stdout:
             output += line
@@ -119,6 +121,8 @@ def bisect(
     with tempfile.TemporaryDirectory(prefix="harness-bisect-") as scratch:
         try:
             bug = chosen_bug(registry_path, package, bug_id)
+            if bug.kind == "race":  # a step that does not see it is a skip: no commit can be shown without it
+                raise BisectError(f"--bug: {bug.id} is a race: a run that does not see it proves nothing, so no commit can be shown without it")
             policy = package_policy(package)
             if policy.refusal or policy.pairs is not None:  # bisect builds one package over the environment's torch
                 raise BisectError(policy.refusal or f"{package}: bisect builds commits over the environment's torch; {package} brings its own")

@@ -89,7 +89,7 @@ def test_the_pull_request_a_subject_names(subject: str, pr: str | None) -> None:
 # The tiny package: tinybug.double() doubles, except where the bug is planted.
 PYPROJECT = (
     '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-    '[project]\nname = "tinybug"\nversion = "{version}"\n'
+    '[project]\nname = "{name}"\nversion = "{version}"\n'
 )
 SOURCE = {"ok": "def double(x):\n    return 2 * x\n", "bug": "def double(x):\n    return 2 * x + 1\n"}
 REGISTRY = """[tinybug-1]
@@ -111,17 +111,27 @@ SUITE = {
 }
 
 
-def make_repository(path: Path, history: list[tuple[str, str]]) -> list[str]:
+def make_repository(
+    path: Path, history: list[tuple[str, str]], name: str = "tinybug", pyproject: str = "", extra: dict[str, str] | None = None
+) -> list[str]:
     """One commit per (state, subject): state "ok", "bug", or "broken" (a pyproject that does not
-    parse, so the commit does not build). The commits' hashes, oldest first."""
+    parse, so the commit does not build); the distribution is `name`, `pyproject` is added to each
+    one's, `extra` files to each tree. The commits' hashes, oldest first."""
     return commit_trees(path, [
-        (subject, {"tinybug/__init__.py": SOURCE.get(state, SOURCE["ok"]), "pyproject.toml": "[project\n" if state == "broken" else version(number)})
+        (
+            subject,
+            {
+                "tinybug/__init__.py": SOURCE.get(state, SOURCE["ok"]),
+                "pyproject.toml": "[project\n" if state == "broken" else version(number, name) + pyproject,
+                **(extra or {}),
+            },
+        )
         for number, (state, subject) in enumerate(history)
     ])
 
 
-def version(number: int) -> str:
-    return PYPROJECT.format(version=f"0.{number}")
+def version(number: int, name: str = "tinybug") -> str:
+    return PYPROJECT.format(name=name, version=f"0.{number}")
 
 
 def commit_trees(path: Path, trees: list[tuple[str, dict[str, str]]]) -> list[str]:
@@ -304,15 +314,37 @@ def test_bad_input_is_one_line_and_exit_2(tiny: dict, run_bisect, arguments: lis
     assert status == 2 and error.strip().splitlines() == [f"error: {message.format(*commits)}"]
 
 
-def test_a_repository_without_the_package_and_a_bug_of_another_package_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def readme_only(tmp_path: Path) -> Path:
+    """A repository of one commit that holds no package."""
     empty = tmp_path / "empty"
     empty.mkdir()
     subprocess.run(["git", "init", "--quiet"], cwd=empty, check=True)
     (empty / "README").write_text("no package here\n")
     subprocess.run(["git", "add", "-A"], cwd=empty, check=True)
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "--quiet", "-m", "only a readme"], cwd=empty, check=True)
-    base = ["bisect", "kornia", "--repo", str(empty), "--good", "HEAD", "--bad", "HEAD", "--out", str(tmp_path / "out")]
+    return empty
+
+
+def test_a_repository_without_the_package_and_a_bug_of_another_package_are_bad_input(
+    readme_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["bisect", "kornia", "--repo", str(readme_only), "--good", "HEAD", "--bad", "HEAD", "--out", str(tmp_path / "out")]
     assert main([*base, "--bug", "kornia-2791"]) == 2
     assert capsys.readouterr().err.strip() == "error: --good HEAD: the repository has no kornia package there (no kornia/__init__.py)"
     assert main([*base, "--bug", "sam2-460"]) == 2
     assert capsys.readouterr().err.strip() == "error: --bug: sam2-460 is a sam2 bug, not a kornia one"
+
+
+@pytest.mark.parametrize("fixed", [[], ["--fixed"]])
+def test_a_race_bug_is_bad_input_before_anything_is_cloned(readme_only: Path, tmp_path: Path, capsys, fixed: list[str]) -> None:
+    """A step that does not see a race is a skip, so neither end "without the bug" could ever be
+    confirmed: before, two installs and two race budgets were spent to exit 1 ("cannot tell")."""
+    registry = tmp_path / "bugs.toml"
+    registry.write_text(REGISTRY.replace("tinybug", "kornia").replace('kind = "deterministic"', 'kind = "race"'))
+    arguments = ["bisect", "kornia", "--repo", str(readme_only), "--good", "HEAD", "--bad", "HEAD", "--bug", "kornia-1", *fixed]
+    assert main([*arguments, "--out", str(tmp_path / "out"), f"--bug-registry={registry}"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: --bug: kornia-1 is a race: a run that does not see it proves nothing, so no commit can be shown without it"
+    ]
+
