@@ -8,7 +8,6 @@ steps.jsonl under --out and prints one progress line.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from fixtures.known_bugs.distributions import distribution_of
 from fixtures.known_bugs.registry import load_registry
 from reports.bisect.answers import ABORT, SKIP, StepAnswer, step_answer, terms
 from reports.run.loading import ResultsError, load_results
@@ -55,8 +55,8 @@ def commit_facts(clone: Path, commit: str = "HEAD") -> tuple[str, str, str]:
 
 
 def built_version(folder: Path, package: str) -> str | None:
-    found = [dist.version for dist in importlib.metadata.distributions(path=[str(folder)]) if dist.metadata["Name"].lower() == package]
-    return found[0] if found else None
+    found = distribution_of(package, [str(folder)])
+    return found.version if found else None
 
 
 def bug_record(report_dir: Path, bug_id: str, package: str, version: str | None) -> dict | None:

@@ -33,15 +33,17 @@ from fixtures.known_bugs.commits import (
     check_histories,
     checkout_build,
     commit_place,
+    git_build,
     history,
     is_ancestor,
     normalized_url,
     parse_direct_url,
     parse_histories,
 )
+from fixtures.known_bugs.distributions import distribution_of
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.verdicts import NOT_AFFECTED, NOT_OBSERVED, OBSERVED, SIMULATED, TO_PLACE, Observation, bug_verdict
-from fixtures.known_bugs.versions import affected_status, place_release, version_is_affected
+from fixtures.known_bugs.versions import affected_status, installed_version, place_release, version_is_affected
 
 BUGS = load_registry()
 
@@ -164,6 +166,21 @@ def fake_install(site: Path, version: str, direct_url: dict | None) -> None:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: kornia\nVersion: {version}\n", encoding="utf-8")
     if direct_url is not None:
         (info / "direct_url.json").write_text(json.dumps(direct_url), encoding="utf-8")
+
+
+def test_a_build_whose_distribution_is_named_otherwise_is_found_by_its_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sam2 built from git is the distribution `SAM-2` (its top_level.txt: sam2, training): found
+    by the import package, installed and placed by its commit, never "not installed"."""
+    info = tmp_path / "fake_two-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: Fake-Two\nVersion: 1.0\n", encoding="utf-8")
+    (info / "top_level.txt").write_text("faketwo\ntraining\n", encoding="utf-8")
+    (info / "direct_url.json").write_text(json.dumps({"url": UNREACHABLE, "vcs_info": {"vcs": "git", "commit_id": "393ae33"}}), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert installed_version("faketwo") == "1.0" and git_build("faketwo") == GitBuild(UNREACHABLE, "393ae33")
+    assert distribution_of("fake_two").metadata["Name"] == "Fake-Two"  # its own name, as pip normalises it
+    assert distribution_of("training", [str(tmp_path)]).metadata["Name"] == "Fake-Two"  # a build folder (bisect's)
+    assert distribution_of("fake", [str(tmp_path)]) is None and installed_version("fake") is None
 
 
 @pytest.mark.parametrize(

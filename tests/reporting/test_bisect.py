@@ -348,3 +348,22 @@ def test_a_race_bug_is_bad_input_before_anything_is_cloned(readme_only: Path, tm
         "error: --bug: kornia-1 is a race: a run that does not see it proves nothing, so no commit can be shown without it"
     ]
 
+
+def test_a_distribution_named_otherwise_in_a_repository_holding_the_harness_s_top_level_names(tmp_path: Path, run_bisect) -> None:
+    """sam2 built from git is the distribution `SAM-2`: a build is found by the import package it
+    installs (before, every step read "sam2 not installed" and bisect could never answer). git
+    bisect runs each step inside the clone: a top-level `fixtures/` package there shadows nothing
+    of the harness's (before, each step's import failed, exit 1, read as "bad": a wrong commit,
+    exit 0), and the clone's conftest.py is never loaded."""
+    loaded = tmp_path / "the clone's conftest.py was loaded"
+    commits = make_repository(
+        tmp_path / "renamed", HISTORY, name="Tiny-Bug",  # as sam2's `SAM-2`
+        pyproject='[tool.setuptools]\npackages = ["tinybug"]\n',
+        extra={"fixtures/__init__.py": "", "conftest.py": f"open({str(loaded)!r}, 'w').close()\n"},
+    )
+    status, document, printed, _ = run_bisect("--good", commits[0], "--bad", commits[6], "--bug", "tinybug-1", repo=tmp_path / "renamed")
+    assert status == 0, printed
+    assert document["first_bad"]["commit"] == commits[PLANTED]
+    decided = [step for step in document["steps"] if step["term"] != "skip"]
+    assert len(decided) >= 3 and all(step["version"] == f"0.{commits.index(step['commit'])}" for step in decided)
+    assert not loaded.exists()
