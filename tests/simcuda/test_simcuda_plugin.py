@@ -587,6 +587,46 @@ def test_expected_failures_are_counted_as_xfailed(pytester: pytest.Pytester) -> 
     result.stdout.fnmatch_lines(["3 tests run on the simulated cuda:1: 1 failed, 2 xfailed"])
 
 
+# An expected failure excuses no foreign allocation: a test marked xfail that passes while the
+# library allocated on cuda:0 fails (pytest's xfail handling read it as XPASS, exit 0), strict or not.
+XPASS_FOREIGN = '''
+import pytest
+import torch
+
+import peerlib
+
+
+@pytest.mark.xfail(reason="unrelated")
+def test_xpass_allocating_on_cuda0():
+    peerlib.scaled(torch.ones(3, device="cuda"))
+
+
+@pytest.mark.xfail(reason="unrelated", strict=True)
+def test_strict_xpass_allocating_on_cuda0():
+    peerlib.scaled(torch.ones(3, device="cuda"))
+
+
+@pytest.mark.xfail(reason="known")
+def test_expected_failure_allocating_on_cuda0():
+    peerlib.scaled(torch.ones(3, device="cuda"))
+    raise AssertionError("known")
+'''
+
+
+def test_an_xpass_that_allocated_on_a_foreign_device_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(peerlib=PEER_LIBRARY, test_xpass=XPASS_FOREIGN)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2, xfailed=1)
+    result.stdout.fnmatch_lines(["*test_xpass_allocating_on_cuda0*", "*simcuda: 1 allocation(s) on a device the test never asked for*"])
+    results = json.loads((pytester.path / "simcuda-report.json").read_text())["results"]
+    assert results == {
+        "test_xpass.py::test_xpass_allocating_on_cuda0": "failed",
+        "test_xpass.py::test_strict_xpass_allocating_on_cuda0": "failed",
+        "test_xpass.py::test_expected_failure_allocating_on_cuda0": "xfailed",
+    }
+
+
 # A skip marker, or a skipif that holds, skips before any fixture: no simulation is opened for it
 # and the summary does not count it (kornia marks 3,000 tests so; opening one costs about a
 # millisecond), while a skipif that does not hold and a skip from the body stay simulated tests.
