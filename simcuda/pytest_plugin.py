@@ -52,6 +52,7 @@ _PHASE_REFUSAL = pytest.StashKey[dict]()  # phase -> the first feature refused i
 _REAL_CUDA_SEEN = pytest.StashKey[dict]()  # phase -> what the real CUDA did in it, in words
 _COLLECTION_VIEW = pytest.StashKey[list]()  # (owner, name, saved value) put back at the end
 _STARTED_RUNNER = pytest.StashKey[bool]()  # this session started the process's runner (an inline pytester session did not)
+_COLLECTION_REFUSALS = pytest.StashKey[list]()  # what a module's (class's) collection refused
 _FOREIGN_FAILURE = pytest.StashKey[dict]()  # phase -> the foreign allocations that failed it, in words
 
 
@@ -160,15 +161,21 @@ def pytest_make_collect_report(collector: pytest.Collector):
     device=device)` after `device = "cuda:0" if torch.cuda.is_available() else "cpu"`): a
     simulation is open while the module is imported and parametrized. Its tensors outlive it, as a
     GPU's memory outlives a test, and each test's simulation takes them. The names the module
-    imports from torch stay torch's own (context.simulated_imports)."""
+    imports from torch stay torch's own (context.simulated_imports). What the import refused, its
+    code caught (a probe at module level), is refused again in each of the module's tests: which
+    of them depend on it no one can tell."""
     if not isinstance(collector, (pytest.Module, pytest.Class)) or not _active(collector.config):
         return (yield)
     from simcuda.context import simulated_imports  # imports torch (asked for: --simcuda)
     from simcuda.runs import parse_simulated_device  # imports torch (as above)
 
     device = parse_simulated_device(collector.config.getoption("simcuda_device"))
-    with simulated_imports(max(2, device.index + 1), device.index):
-        return (yield)
+    with simulated_imports(max(2, device.index + 1), device.index) as simulation:
+        try:
+            return (yield)
+        finally:
+            if simulation.refusals:
+                collector.stash[_COLLECTION_REFUSALS] = list(simulation.refusals)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -245,8 +252,11 @@ def pytest_runtest_setup(item: pytest.Item):
         except ValueError as error:
             raise pytest.UsageError(str(error)) from None
     result = yield
-    if (run := simulated_run_of(item)) is not None and (shared := _shared_device_fixture(item, run)):
-        log_refusal(shared)  # the test would run where the fixture said, and pass as a simulated one
+    if (run := simulated_run_of(item)) is not None:
+        for feature in (feature for node in item.listchain() for feature in node.stash.get(_COLLECTION_REFUSALS, ())):
+            log_refusal(f"{feature} (when its module was collected)")
+        if shared := _shared_device_fixture(item, run):
+            log_refusal(shared)  # the test would run where the fixture said, and pass as a simulated one
     return result
 
 

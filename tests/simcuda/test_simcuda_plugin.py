@@ -557,6 +557,49 @@ def test_module_level_cuda_tensors_are_made_on_the_simulated_device(pytester: py
     assert report["foreign_allocations"] == [], report["foreign_allocations"]
 
 
+# A refusal module-level code catches while pytest collects (a probe of what the device can do)
+# is refused again in each of the module's tests: their results rest on what the probe decided
+# (before, they passed). The twin: a module beside it whose import refused nothing runs.
+PROBED_AT_IMPORT = '''
+import torch
+
+try:
+    torch.zeros(2, device="cuda").resize_(10)
+    GROWS = True
+except Exception:
+    GROWS = False
+
+
+def test_after_the_probe():
+    assert not GROWS
+
+
+class TestGrouped:
+    def test_in_a_class(self):
+        assert torch.ones(1, device="cuda").is_cuda
+'''
+NOT_PROBED = '''
+import torch
+
+
+def test_elsewhere():
+    assert torch.ones(1, device="cuda").is_cuda
+'''
+
+
+def test_a_refusal_caught_at_collection_makes_the_modules_tests_skips(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_probed=PROBED_AT_IMPORT, test_not_probed=NOT_PROBED)
+    result = pytester.runpytest_subprocess("--simcuda", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=2, passed=1)
+    result.stdout.fnmatch_lines(["*simulated CUDA cannot run this: growing a simulated tensor in place* (when its module was collected)"])
+    results = json.loads((pytester.path / "simcuda-report.json").read_text())["results"]
+    assert results == {
+        "test_not_probed.py::test_elsewhere": "passed",
+        "test_probed.py::test_after_the_probe": "refused",
+        "test_probed.py::TestGrouped::test_in_a_class": "refused",
+    }
+
+
 # Expected failures, by marker or by pytest.xfail() in the body, are counted as pytest counts them;
 # a failure that was not expected stays a failure (the twin).
 XFAILS = '''
