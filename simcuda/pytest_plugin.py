@@ -39,7 +39,7 @@ from _pytest.skipping import evaluate_skip_marks  # pytest's own reading of skip
 
 from simcuda.devices import RUNNER_ENV, RunnerConfigError, describe_runner
 from simcuda.state import ProcessRunner, running
-from simcuda.unsupported import REAL_CUDA_REACHED, log_refusal, reached_real_cuda
+from simcuda.unsupported import REAL_CUDA_REACHED, log_refusal, open_log, reached_real_cuda
 
 if TYPE_CHECKING:
     from simcuda.runs import SimulatedRun
@@ -53,6 +53,7 @@ _REAL_CUDA_SEEN = pytest.StashKey[dict]()  # phase -> what the real CUDA did in 
 _COLLECTION_VIEW = pytest.StashKey[list]()  # (owner, name, saved value) put back at the end
 _STARTED_RUNNER = pytest.StashKey[bool]()  # this session started the process's runner (an inline pytester session did not)
 _COLLECTION_REFUSALS = pytest.StashKey[list]()  # what a module's (class's) collection refused
+_SHARED_REFUSALS = pytest.StashKey[dict]()  # a broader-scoped FixtureDef -> what its setup refused, while its value lives
 _FOREIGN_FAILURE = pytest.StashKey[dict]()  # phase -> the foreign allocations that failed it, in words
 
 
@@ -251,13 +252,27 @@ def pytest_runtest_setup(item: pytest.Item):
             start_simulated_run(item, *wanted)
         except ValueError as error:
             raise pytest.UsageError(str(error)) from None
-    result = yield
-    if (run := simulated_run_of(item)) is not None:
-        for feature in (feature for node in item.listchain() for feature in node.stash.get(_COLLECTION_REFUSALS, ())):
-            log_refusal(f"{feature} (when its module was collected)")
-        if shared := _shared_device_fixture(item, run):
-            log_refusal(shared)  # the test would run where the fixture said, and pass as a simulated one
-    return result
+    try:
+        return (yield)
+    finally:  # a shared fixture's cached refusal is raised again before this test's own code runs
+        if (run := simulated_run_of(item)) is not None:
+            for feature in (feature for node in item.listchain() for feature in node.stash.get(_COLLECTION_REFUSALS, ())):
+                log_refusal(f"{feature} (when its module was collected)")
+            if shared := _shared_device_fixture(item, run):
+                log_refusal(shared)  # the test would run where the fixture said, and pass as a simulated one
+        if run is not None or runner is not None:
+            for feature in _shared_fixture_refusals(item):
+                log_refusal(feature)  # its value (or error) is what the simulation could not make
+
+
+def _shared_fixture_refusals(item: pytest.Item) -> list[str]:
+    """What the setup of a fixture of broader scope that the test uses refused, for this test or an
+    earlier one: every test that shares its value inherits the refusal."""
+    refused = item.config.stash.get(_SHARED_REFUSALS, {})
+    if not refused:
+        return []
+    fixturedefs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    return [feature for name in item.fixturenames for fixturedef in fixturedefs.get(name, ()) for feature in refused.get(fixturedef, ())]
 
 
 def _device_chosen_by_the_test(node: pytest.Item | pytest.Collector, fixturedef: pytest.FixtureDef) -> bool:
@@ -311,8 +326,15 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
     """A project's own `device` fixture answers the simulated device, in the type it chose; a
     test's own parametrization of `device` (pytest's pseudo-fixture for it, or the project's
     fixture parametrized `indirect=True`) names the device the case wants and is kept: its "cpu"
-    cases stay on the CPU, and "cuda" is the simulated device."""
-    value = yield
+    cases stay on the CPU, and "cuda" is the simulated device. What a fixture of broader scope
+    refused while it was set up is kept for every test that shares its value."""
+    log, shared = open_log(), fixturedef.scope != "function"
+    before = len(log) if log is not None else 0
+    try:
+        value = yield
+    finally:
+        if shared and log is not None and len(log) > before:
+            request.config.stash.setdefault(_SHARED_REFUSALS, {})[fixturedef] = log[before:]
     if fixturedef.argname != "device" or _device_chosen_by_the_test(request.node, fixturedef):
         return value
     run = simulated_run_of(request.node) if _wanted(request.node) else None
@@ -322,6 +344,10 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureR
     if fixturedef.cached_result is not None:
         fixturedef.cached_result = (simulated, fixturedef.cached_result[1], None)
     return simulated
+
+
+def pytest_fixture_post_finalizer(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> None:
+    request.config.stash.get(_SHARED_REFUSALS, {}).pop(fixturedef, None)  # its value is gone; a new setup decides anew
 
 
 def _note_refusals(item: pytest.Item, run: SimulatedRun | ProcessRunner, when: str, error: BaseException | None) -> None:

@@ -42,6 +42,11 @@ def log_refusal(feature: str) -> None:
         _OPEN_LOGS[-1].append(feature)
 
 
+def open_log() -> list[str] | None:
+    """The refusal log of the innermost simulation running now (None: none runs)."""
+    return _OPEN_LOGS[-1] if _OPEN_LOGS else None
+
+
 @contextlib.contextmanager
 def refusals_logged_to(log: list[str]) -> Iterator[None]:
     """Every SimulationUnsupported made in the block (in any thread) appends its feature to `log`."""

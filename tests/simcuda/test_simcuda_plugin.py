@@ -600,6 +600,83 @@ def test_a_refusal_caught_at_collection_makes_the_modules_tests_skips(pytester: 
     }
 
 
+# A refusal met while a fixture of module, class or session scope is set up is every sharing test's:
+# each runs on the value (or the error) the simulation could not make. Before, only the first test
+# was a skip: the later ones passed, or failed with the cached refusal. The twin: a shared fixture
+# that refused nothing.
+SHARED_FIXTURES = '''
+import pytest
+import torch
+
+
+def _graph_or_none():
+    try:
+        return torch.cuda.CUDAGraph()
+    except Exception:
+        return None
+
+
+@pytest.fixture(scope="module")
+def caught():
+    return _graph_or_none()
+
+
+@pytest.fixture(scope="module")
+def raised():
+    return torch.cuda.CUDAGraph()
+
+
+@pytest.fixture(scope="module")
+def clean():
+    return torch.ones(1, device="cuda")
+
+
+@pytest.fixture
+def uses_caught(caught):
+    return caught
+
+
+def test_caught_first(caught):
+    pass
+
+
+def test_caught_second(caught):
+    pass
+
+
+def test_caught_through_another_fixture(uses_caught):
+    pass
+
+
+def test_raised_first(raised):
+    pass
+
+
+def test_raised_second(raised):
+    pass
+
+
+def test_clean_first(clean):
+    assert clean.is_cuda
+
+
+def test_clean_second(clean):
+    assert clean.is_cuda
+'''
+
+
+def test_a_refusal_in_a_shared_fixture_makes_every_test_sharing_it_a_skip(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_shared=SHARED_FIXTURES)
+    result = pytester.runpytest_subprocess("--simcuda", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=5, passed=2)
+    results = json.loads((pytester.path / "simcuda-report.json").read_text())["results"]
+    assert results == {
+        **{f"test_shared.py::test_{name}": "refused" for name in ("caught_first", "caught_second", "caught_through_another_fixture")},
+        **{f"test_shared.py::test_{name}": "refused" for name in ("raised_first", "raised_second")},
+        **{f"test_shared.py::test_{name}": "passed" for name in ("clean_first", "clean_second")},
+    }
+
+
 # Expected failures, by marker or by pytest.xfail() in the body, are counted as pytest counts them;
 # a failure that was not expected stays a failure (the twin).
 XFAILS = '''
