@@ -186,16 +186,22 @@ def test_a_build_whose_distribution_is_named_otherwise_is_found_by_its_package(t
 @pytest.mark.parametrize(
     ("build", "fixed", "affected", "predates", "basis"),
     [
-        ("middle", True, True, False, "has {introduce}, which brought the bug, not {fix}, which fixed it"),
-        ("after", True, False, False, "has {fix}, which fixed the bug"),
-        ("root", True, False, True, "predates {introduce}, which brought the bug"),
-        ("after", False, True, False, "has {introduce}, which brought the bug (no fix yet)"),
+        ("middle", "recorded", True, False, "has {introduce}, which brought the bug, not {fix}, which fixed it"),
+        ("after", "recorded", False, False, "has {fix}, which fixed the bug"),
+        ("root", "recorded", False, True, "predates {introduce}, which brought the bug"),
+        ("after", "open", True, False, "has {introduce}, which brought the bug (no fix yet)"),
+        # Released (first_fixed) with no fixed_by: this commit may come after the fix, as 0.8.2 did.
+        ("after", "unrecorded", None, False, "has {introduce}, which brought the bug; no fixed_by records the fix 0.8.2 released"),
     ],
 )
 def test_an_installed_git_build_is_placed_by_its_commit_not_its_dev_version(
-    commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, build: str, fixed: bool, affected: bool, predates: bool, basis: str
+    commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    build: str, fixed: str, affected: bool | None, predates: bool, basis: str,
 ) -> None:
-    bug = replace(BUGS["kornia-2867"], introduced_by=(commits["introduce"],), fixed_by=commits["fix"] if fixed else None)
+    bug = replace(
+        BUGS["kornia-2867"], introduced_by=(commits["introduce"],), fixed_by=commits["fix"] if fixed == "recorded" else None,
+        first_fixed=None if fixed == "open" else "0.8.2",
+    )
     url = f"file://{commits['path']}"
     fake_install(tmp_path, "0.7.2.dev0", {"url": url, "vcs_info": {"vcs": "git", "commit_id": commits[build]}})
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -232,13 +238,36 @@ def test_a_git_build_whose_history_cannot_be_read_is_unplaced_and_says_why(versi
     assert bug_verdict(bug, status, [Observation("t.py::t", SIMULATED, NOT_OBSERVED)]).verdict == "inconclusive"
 
 
-def test_a_git_build_of_a_bug_without_recorded_commits_is_placed_by_its_version(
+@pytest.mark.parametrize("version", ["0.7.1", "0.7.3", "0.8.2"])  # below, inside and above kornia-2867's range
+def test_a_git_build_of_a_bug_without_recorded_commits_is_placed_by_no_version(
+    commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
+) -> None:
+    """kornia's tree says 0.9.0rc1 from that candidate until 0.9.0: a fix merged between them is in
+    a build that says 0.9.0rc1. Without the bug's commits nothing but a probe places the build."""
+    fake_install(tmp_path, version, {"url": f"file://{commits['path']}", "vcs_info": {"vcs": "git", "commit_id": commits["middle"]}})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    bug = replace(BUGS["kornia-2867"], introduced_by=(), fixed_by=None)
+    status = affected_status(bug, cache=tmp_path / "cache")
+    assert (status.affected, status.predates) == (None, False)
+    assert status.basis == (
+        f"commit {commits['middle'][:9]} of file://{commits['path']} ({version}): its version does not place it, "
+        "and no introduced_by / fixed_by is recorded, and no probe could tell"
+    )
+    assert bug_verdict(bug, status, [Observation("t.py::t", SIMULATED, OBSERVED)]).verdict == "unplaced"
+    assert bug_verdict(bug, status, [Observation("t.py::t", SIMULATED, NOT_OBSERVED)]).verdict == "inconclusive"
+
+
+def test_a_probe_places_a_git_build_of_a_bug_without_recorded_commits(
     commits: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """sam2 from git says 1.0 before and after its fix: its probe decides, as for any version that cannot place it."""
     fake_install(tmp_path, "0.7.3", {"url": f"file://{commits['path']}", "vcs_info": {"vcs": "git", "commit_id": commits["middle"]}})
     monkeypatch.syspath_prepend(str(tmp_path))
-    status = affected_status(replace(BUGS["kornia-2867"], introduced_by=(), fixed_by=None), cache=tmp_path / "cache")
-    assert (status.affected, status.basis) == (True, "version 0.7.3")
+    monkeypatch.setattr(versions, "run_probe", lambda reference: True)  # the fix is present
+    bug = replace(BUGS["kornia-2867"], introduced_by=(), fixed_by=None, probe="fake:probe")
+    status = affected_status(bug, cache=tmp_path / "cache")
+    assert (status.affected, status.predates) == (False, False)
+    assert status.basis.startswith("probe fake:probe says the fix is present (commit ")
 
 
 def test_a_dev_version_without_a_recorded_commit_cannot_be_placed() -> None:
