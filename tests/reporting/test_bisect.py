@@ -17,6 +17,8 @@ from fixtures.known_bugs.verdicts import ERROR, INCONCLUSIVE, NOT_OBSERVED, OBSE
 from fixtures.plugins import HARNESS_PLUGINS
 from reports.__main__ import main
 from reports.bisect.answers import NEW, OLD, SKIP, git_answer, pull_request, step_answer
+from reports.bisect.step import built_version
+from reports.scan.run import install_into
 from tests.helpers import warm_python
 
 REPO = Path(__file__).resolve().parents[2]
@@ -312,6 +314,20 @@ def test_bad_input_is_one_line_and_exit_2(tiny: dict, run_bisect, arguments: lis
         arguments += ["--bug", "tinybug-1"]
     status, _, _, error = run_bisect(*arguments)
     assert status == 2 and error.strip().splitlines() == [f"error: {message.format(*commits)}"]
+
+
+def test_a_commit_that_builds_with_hatchling_installs(tmp_path: Path) -> None:
+    """kornia's commits from 0.8.3 on build with hatchling, and bisect builds without isolation (over
+    the environment's torch): the install brings the backend (before, every step of a bisect past
+    0.8.3 was "No module named 'hatchling'", both ends a skip)."""
+    project = tmp_path / "hatched"
+    (project / "tinybug").mkdir(parents=True)
+    (project / "tinybug" / "__init__.py").write_text(SOURCE["ok"])
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n[project]\nname = "tinybug"\nversion = "0.1"\n'
+    )
+    assert install_into(tmp_path / "built", str(project), "tinybug at a hatchling commit", {"UV_OFFLINE": "1"})
+    assert built_version(tmp_path / "built", "tinybug") == "0.1"
 
 
 @pytest.fixture
