@@ -1,5 +1,7 @@
 """kornia-3066, direct: AugmentationSequential given an image and a mask on `device` (two data
-keys) must return the augmented image there, equal to the CPU's.
+keys) must return the augmented image there, equal to the CPU's. Its symptom is that output left on
+the CPU; a device mismatch the call raises instead is another bug's (kornia-4151 on 0.9.0rc1), and
+the case cannot tell (Inconclusive).
 
 kornia 0.7.4's AugmentationSequential.__call__ kept the image output for drawing as
 `self._output_image`, the very list it returns, and replaced the image in it with a detached CPU
@@ -15,6 +17,7 @@ import pytest
 import torch
 
 from fixtures.known_bugs.library_api import library_api
+from fixtures.proxies.meta_proxy import WRONG_DEVICE_OUTPUT
 from suites.device_oracle import check_matches_cpu
 
 AugmentationSequential, RandomHorizontalFlip = library_api(
@@ -36,4 +39,5 @@ def test_sequential_returns_the_image_on_its_device(device: str, simulation: obj
     check_matches_cpu(
         lambda: sequential(image.to(target), *(m.to(target) for m in masks), data_keys=data_keys)[0],
         target, simulation, f"AugmentationSequential ({', '.join(data_keys)}) image output", expected, ATOL,
+        symptoms=(WRONG_DEVICE_OUTPUT,),  # a device mismatch raised is another bug's (kornia-4151 on 0.9.0rc1)
     )
