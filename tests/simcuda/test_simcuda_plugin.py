@@ -32,6 +32,11 @@ def scaled(x):
 def shifted(x):
     return x + torch.ones(3)
 '''
+def simcuda_results(pytester: pytest.Pytester) -> dict[str, str]:
+    """Each test's outcome as the session's simcuda report (simcuda-report.json) records it."""
+    return json.loads((pytester.path / "simcuda-report.json").read_text())["results"]
+
+
 # One body per case, shared by both conventions; `device` is what the convention hands over.
 CASES = '''
 def test_clean(device):
@@ -592,8 +597,7 @@ def test_a_refusal_caught_at_collection_makes_the_modules_tests_skips(pytester: 
     result = pytester.runpytest_subprocess("--simcuda", "-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(skipped=2, passed=1)
     result.stdout.fnmatch_lines(["*simulated CUDA cannot run this: growing a simulated tensor in place* (when its module was collected)"])
-    results = json.loads((pytester.path / "simcuda-report.json").read_text())["results"]
-    assert results == {
+    assert simcuda_results(pytester) == {
         "test_not_probed.py::test_elsewhere": "passed",
         "test_probed.py::test_after_the_probe": "refused",
         "test_probed.py::TestGrouped::test_in_a_class": "refused",
@@ -669,8 +673,7 @@ def test_a_refusal_in_a_shared_fixture_makes_every_test_sharing_it_a_skip(pytest
     pytester.makepyfile(test_shared=SHARED_FIXTURES)
     result = pytester.runpytest_subprocess("--simcuda", "-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(skipped=5, passed=2)
-    results = json.loads((pytester.path / "simcuda-report.json").read_text())["results"]
-    assert results == {
+    assert simcuda_results(pytester) == {
         **{f"test_shared.py::test_{name}": "refused" for name in ("caught_first", "caught_second", "caught_through_another_fixture")},
         **{f"test_shared.py::test_{name}": "refused" for name in ("raised_first", "raised_second")},
         **{f"test_shared.py::test_{name}": "passed" for name in ("clean_first", "clean_second")},
@@ -739,8 +742,7 @@ def test_an_xpass_that_allocated_on_a_foreign_device_fails(pytester: pytest.Pyte
     result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=2, xfailed=1)
     result.stdout.fnmatch_lines(["*test_xpass_allocating_on_cuda0*", "*simcuda: 1 allocation(s) on a device the test never asked for*"])
-    results = json.loads((pytester.path / "simcuda-report.json").read_text())["results"]
-    assert results == {
+    assert simcuda_results(pytester) == {
         "test_xpass.py::test_xpass_allocating_on_cuda0": "failed",
         "test_xpass.py::test_strict_xpass_allocating_on_cuda0": "failed",
         "test_xpass.py::test_expected_failure_allocating_on_cuda0": "xfailed",
