@@ -11,8 +11,8 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from fixtures.proxies.meta_proxy import CLEAN, FINDING
-from fixtures.proxies.stream_proxy import STREAM_RACE, on_two_streams
+from fixtures.proxies.meta_proxy import CLEAN, FINDING, INCONCLUSIVE
+from fixtures.proxies.stream_proxy import NO_RUN, STREAM_RACE, on_two_streams
 from simcuda import simulated_cuda
 
 
@@ -60,3 +60,24 @@ CLEAN_TWINS: dict[str, Callable[[], object]] = {
 def test_the_ordered_twins_are_clean(make: Callable[[], object]) -> None:
     result = stream_sweep_result(make())
     assert result.kind == CLEAN, result.detail
+
+
+class MismatchedCall:
+    """A call that raises PyTorch's device mismatch on the device (kornia 0.9.0rc1's RandomShear)."""
+
+    def call(self, device: torch.device) -> torch.Tensor:
+        return torch.rand(2, 8, 8, device=device) + torch.ones(8)
+
+
+class CallLeavingItsOutputOnTheCpu:
+    """A call that runs and returns on the CPU: a device sweep's finding, whose ordering is still judged."""
+
+    def call(self, device: torch.device) -> torch.Tensor:
+        return torch.rand(2, 8, 8, device=device).flip(-1).cpu()
+
+
+def test_a_call_that_raises_on_the_device_is_inconclusive_never_clean() -> None:
+    """Nothing ran to order: before, a device mismatch read as a clean row (0.9.0rc1's RandomShear)."""
+    result = stream_sweep_result(MismatchedCall())
+    assert result.kind == INCONCLUSIVE and result.detail.startswith(f"{NO_RUN}: RuntimeError: Expected all tensors"), result.detail
+    assert stream_sweep_result(CallLeavingItsOutputOnTheCpu()).kind == CLEAN
