@@ -25,5 +25,5 @@ GROUPS = {module.strip("."): names for module in SIMULATED_MODULES if (names := 
 @pytest.mark.devices(SIMULATED_DEVICE)
 @pytest.mark.parametrize("module", list(GROUPS))
 def test_callables_from_two_streams(device: str, simulation: Simulation, module: str, sweep_record_callables) -> None:
-    results = {name: on_two_streams(CALLS[name].call, torch.device(device), simulation.streams) for name in GROUPS[module]}
+    results = {name: on_two_streams(CALLS[name].call, torch.device(device), simulation.streams, "kornia") for name in GROUPS[module]}
     sweep_record_callables("stream", SIMULATED_DEVICE, results)

@@ -24,5 +24,5 @@ def frames(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.simulable
 @pytest.mark.devices(SIMULATED_DEVICE)
 def test_video_predictor_from_two_streams(device: str, simulation: Simulation, frames: Path, sweep_record) -> None:
-    results = {way: on_two_streams(predictor_call(way, frames), torch.device(device), simulation.streams) for way in WAYS}
+    results = {way: on_two_streams(predictor_call(way, frames), torch.device(device), simulation.streams, "sam2") for way in WAYS}
     sweep_record("stream", "sam2.sam2_video_predictor.SAM2VideoPredictor", SIMULATED_DEVICE, results)

@@ -27,7 +27,7 @@ GROUPS = swept_groups()
 def test_transforms_from_two_streams(device: str, simulation: Simulation, group: str, sweep_record_callables) -> None:
     results = {}
     for name in GROUPS[group]:
-        result = on_two_streams(transform_call(name), torch.device(device), simulation.streams)
+        result = on_two_streams(transform_call(name), torch.device(device), simulation.streams, "torchvision")
         if result.kind == INCONCLUSIVE and result.detail.startswith(NO_RUN):
             arguments_run_on_the_cpu(name)
         results[f"torchvision.transforms.v2.{name}"] = result

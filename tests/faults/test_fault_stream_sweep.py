@@ -6,6 +6,8 @@ memory, are clean."""
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Callable
 
 import pytest
@@ -14,6 +16,8 @@ import torch
 from fixtures.proxies.meta_proxy import CLEAN, FINDING, INCONCLUSIVE
 from fixtures.proxies.stream_proxy import NO_RUN, STREAM_RACE, on_two_streams
 from simcuda import simulated_cuda
+
+PACKAGE = "a_library_under_sweep"  # the package whose module-level device caches the sweep empties
 
 
 class CachingCall:
@@ -40,7 +44,7 @@ class PlainCall:
 def stream_sweep_result(user: object) -> object:
     with simulated_cuda(2) as simulation:
         simulation.set_device(1)
-        return on_two_streams(user.call, torch.device("cuda:1"), simulation.streams)
+        return on_two_streams(user.call, torch.device("cuda:1"), simulation.streams, PACKAGE)
 
 
 @pytest.mark.catches("fixtures/proxies/stream_proxy.py::on_two_streams")
@@ -81,3 +85,34 @@ def test_a_call_that_raises_on_the_device_is_inconclusive_never_clean() -> None:
     result = stream_sweep_result(MismatchedCall())
     assert result.kind == INCONCLUSIVE and result.detail.startswith(f"{NO_RUN}: RuntimeError: Expected all tensors"), result.detail
     assert stream_sweep_result(CallLeavingItsOutputOnTheCpu()).kind == CLEAN
+
+
+def module_cache_call(monkeypatch: pytest.MonkeyPatch) -> tuple[Callable[[torch.device], torch.Tensor], dict]:
+    """kornia 0.8.3's shape: a module-level per-device table (`_DCT8_CACHE`) filled at first use,
+    with no synchronize; the module registered as the package's."""
+    module = types.ModuleType(f"{PACKAGE}.jpeg")
+    module.TABLES = {}
+
+    def call(device: torch.device) -> torch.Tensor:
+        if device not in module.TABLES:
+            module.TABLES[device] = torch.arange(64.0, device=device).reshape(8, 8) / 64
+        return torch.rand(2, 8, 8, device=device) * module.TABLES[device]
+
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    return call, module.TABLES
+
+
+@pytest.mark.catches("fixtures/proxies/stream_proxy.py::on_two_streams")
+def test_fault_a_module_cache_an_earlier_test_filled_is_still_raced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An earlier test filled the cache on the default stream (ordered before both side streams):
+    the sweep empties it for its calls, as in a fresh process, so the race of its first fill shows
+    whatever ran before (before, kornia 0.8.3's DCT cache race showed only where no JPEG test had);
+    the cache is put back after."""
+    call, tables = module_cache_call(monkeypatch)
+    with simulated_cuda(2) as simulation:
+        simulation.set_device(1)
+        warm = call(torch.device("cuda:1"))  # an earlier test's use
+        filled = dict(tables)
+        result = on_two_streams(call, torch.device("cuda:1"), simulation.streams, PACKAGE)
+    assert (result.kind, result.found) == (FINDING, STREAM_RACE), result.detail
+    assert tables == filled and warm.shape == (2, 8, 8)

@@ -42,7 +42,7 @@ def sweep_color_jitter(monkeypatch: pytest.MonkeyPatch, record_before_copy: bool
     monkeypatch.setattr(_color, "_hsv_to_rgb", checked_on_the_host(record_before_copy))
     with simulated_cuda(2) as simulation:
         simulation.set_device(1)
-        return on_two_streams(transform_call("ColorJitter"), torch.device("cuda:1"), simulation.streams)
+        return on_two_streams(transform_call("ColorJitter"), torch.device("cuda:1"), simulation.streams, "torchvision")
 
 
 @pytest.mark.catches("fixtures/proxies/stream_proxy.py::on_two_streams")

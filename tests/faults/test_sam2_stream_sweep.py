@@ -25,7 +25,7 @@ OFFLOADED = "state offloaded to the CPU"
 def sweep(frames: Path) -> object:
     with simulated_cuda(2) as simulation:
         simulation.set_device(1)
-        return on_two_streams(predictor_call(OFFLOADED, frames), torch.device("cuda:1"), simulation.streams)
+        return on_two_streams(predictor_call(OFFLOADED, frames), torch.device("cuda:1"), simulation.streams, "sam2")
 
 
 def test_the_offloaded_masks_are_read_before_their_copy(tmp_path: Path) -> None:
