@@ -493,6 +493,12 @@ def test_a_history_named_where_no_repository_is_refused(commits: dict[str, str],
         assert str(refused.value) == f"{where}, named for github.com/kornia/kornia, holds no git repository"
 
 
+def test_a_history_git_cannot_look_at_is_refused_in_words(commits: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # no git to run
+    with pytest.raises(HistoryOptionError, match=r"^/.*, named for github.com/kornia/kornia: No such file or directory$"):
+        check_histories({"github.com/kornia/kornia": Path(commits["path"])})
+
+
 # --- the option and the variable, end to end: --list-bugs and a run's verdict ---
 
 SESSION_REGISTRY = """

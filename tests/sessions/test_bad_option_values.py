@@ -22,6 +22,10 @@ import pytest
             "--history=https://github.com/kornia/kornia=blocked",
             "--history / $HARNESS_HISTORY: blocked, named for github.com/kornia/kornia, holds no git repository",
         ),
+        (  # a path git cannot even look at: a one-line error, not an OSError traceback
+            f"--history=https://github.com/kornia/kornia=/{'a' * 300}",
+            f"--history / $HARNESS_HISTORY: /{'a' * 300}, named for github.com/kornia/kornia: File name too long",
+        ),
         (
             "--history=https://github.com/kornia/kornia=~nosuchuser/k.git",
             "--history / $HARNESS_HISTORY: 'https://github.com/kornia/kornia=~nosuchuser/k.git': ",
