@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -272,7 +273,18 @@ def _shared_fixture_refusals(item: pytest.Item) -> list[str]:
     if not refused:
         return []
     fixturedefs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-    return [feature for name in item.fixturenames for fixturedef in fixturedefs.get(name, ()) for feature in refused.get(fixturedef, ())]
+    return [feature for name in item.fixturenames for fixturedef in _used(fixturedefs.get(name, ()), name) for feature in refused.get(fixturedef, ())]
+
+
+def _used(fixturedefs: Sequence[pytest.FixtureDef], name: str) -> list[pytest.FixtureDef]:
+    """The definitions of fixture `name` a test runs, closest first: the closest one, and the one
+    it overrides only where it asks for its own name (pytest's way to extend a fixture)."""
+    used = []
+    for fixturedef in reversed(fixturedefs):
+        used.append(fixturedef)
+        if name not in fixturedef.argnames:
+            break
+    return used
 
 
 def _device_chosen_by_the_test(node: pytest.Item | pytest.Collector, fixturedef: pytest.FixtureDef) -> bool:

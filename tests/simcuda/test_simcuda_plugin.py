@@ -680,6 +680,67 @@ def test_a_refusal_in_a_shared_fixture_makes_every_test_sharing_it_a_skip(pytest
     }
 
 
+# Only the fixture definitions a test runs count: a module that overrides a shared fixture with its
+# own runs none of the shared one's refusal; one that extends it (asks for its own name) runs both.
+SHARED_GRAPH = '''
+import pytest
+import torch
+
+
+@pytest.fixture(scope="session")
+def graph():
+    try:
+        return torch.cuda.CUDAGraph()
+    except Exception:
+        return None
+'''
+OVERRIDES = {
+    "test_a_uses": "def test_uses_the_session_graph(graph):\n    pass\n",
+    "test_b_overrides": (
+        "import pytest\n\n\n@pytest.fixture\ndef graph():\n    return 'mine'\n\n\ndef test_own_graph(graph):\n    assert graph == 'mine'\n"
+    ),
+    "test_c_extends": "import pytest\n\n\n@pytest.fixture\ndef graph(graph):\n    return graph\n\n\ndef test_extended_graph(graph):\n    pass\n",
+}
+
+
+def test_a_shared_fixture_a_test_overrides_refuses_nothing_in_it(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(SHARED_GRAPH)
+    pytester.makepyfile(**OVERRIDES)
+    result = pytester.runpytest_subprocess("--simcuda", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=2, passed=1)
+    assert simcuda_results(pytester) == {
+        "test_a_uses.py::test_uses_the_session_graph": "refused",
+        "test_b_overrides.py::test_own_graph": "passed",
+        "test_c_extends.py::test_extended_graph": "refused",
+    }
+
+
+# A shared fixture set up again (a module-scoped one, per module) is judged by what its new setup
+# refused: module one's refusal is not module two's.
+PROBED_IN_ONE_MODULE = '''
+import pytest
+import torch
+
+
+@pytest.fixture(scope="module")
+def probed(request):
+    if request.module.__name__ == "test_one":
+        try:
+            torch.cuda.CUDAGraph()
+        except Exception:
+            pass
+    return torch.ones(1, device="cuda")
+'''
+
+
+def test_a_shared_fixture_set_up_again_is_judged_by_its_new_setup(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(PROBED_IN_ONE_MODULE)
+    pytester.makepyfile(test_one="def test_in_one(probed):\n    pass\n", test_two="def test_in_two(probed):\n    assert probed.is_cuda\n")
+    result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=1, passed=1)
+    assert simcuda_results(pytester) == {"test_one.py::test_in_one": "refused", "test_two.py::test_in_two": "passed"}
+
+
 # Expected failures, by marker or by pytest.xfail() in the body, are counted as pytest counts them;
 # a failure that was not expected stays a failure (the twin).
 XFAILS = '''
