@@ -80,10 +80,26 @@ class CallLeavingItsOutputOnTheCpu:
         return torch.rand(2, 8, 8, device=device).flip(-1).cpu()
 
 
-def test_a_call_that_raises_on_the_device_is_inconclusive_never_clean() -> None:
-    """Nothing ran to order: before, a device mismatch read as a clean row (0.9.0rc1's RandomShear)."""
-    result = stream_sweep_result(MismatchedCall())
-    assert result.kind == INCONCLUSIVE and result.detail.startswith(f"{NO_RUN}: RuntimeError: Expected all tensors"), result.detail
+class UnimplementedCall:
+    """A call that raises NotImplementedError on the device (kornia 0.8.3's RandomErasing: a kernel
+    missing for its dtype), which the device proxy sorts as inconclusive."""
+
+    def call(self, device: torch.device) -> torch.Tensor:
+        raise NotImplementedError('"check_uniform_bounds" not implemented for \'Long\'')
+
+
+@pytest.mark.parametrize(
+    ("user", "said"),
+    [(MismatchedCall(), "RuntimeError: Expected all tensors"), (UnimplementedCall(), "NotImplementedError: ")],
+    ids=["mismatch", "unimplemented"],
+)
+def test_a_call_that_raises_on_the_device_is_inconclusive_never_clean(user: object, said: str) -> None:
+    """Nothing ran to order: before, such a call read as a clean row (0.9.0rc1's RandomShear, 0.8.3's RandomErasing)."""
+    result = stream_sweep_result(user)
+    assert result.kind == INCONCLUSIVE and result.detail.startswith(f"{NO_RUN}: {said}"), result.detail
+
+
+def test_a_call_that_returns_elsewhere_is_still_judged_for_its_ordering() -> None:
     assert stream_sweep_result(CallLeavingItsOutputOnTheCpu()).kind == CLEAN
 
 
@@ -109,10 +125,14 @@ def test_fault_a_module_cache_an_earlier_test_filled_is_still_raced(monkeypatch:
     whatever ran before (before, kornia 0.8.3's DCT cache race showed only where no JPEG test had);
     the cache is put back after."""
     call, tables = module_cache_call(monkeypatch)
+    sys.modules[f"{PACKAGE}.jpeg"].LUT = lut = {"gamma": None}  # a table keyed otherwise: read, never refilled, so it stays
     with simulated_cuda(2) as simulation:
         simulation.set_device(1)
         warm = call(torch.device("cuda:1"))  # an earlier test's use
+        lut["gamma"] = torch.ones(8, device="cuda:1")
         filled = dict(tables)
-        result = on_two_streams(call, torch.device("cuda:1"), simulation.streams, PACKAGE)
+        read = []
+        result = on_two_streams(lambda device: read.append(lut["gamma"]) or call(device), torch.device("cuda:1"), simulation.streams, PACKAGE)
     assert (result.kind, result.found) == (FINDING, STREAM_RACE), result.detail
+    assert read and all(table is lut["gamma"] for table in read)
     assert tables == filled and warm.shape == (2, 8, 8)
