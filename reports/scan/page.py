@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from html import escape
 
 from reports.pages.html import standalone_page, verdict_badge
-from reports.scan.ranges import BugScan, Unsettled, outcome_line
+from reports.scan.ranges import BugScan, Unsettled, Window, outcome_line, window_words
 
 SCAN_SCHEMA_VERSION = 2  # 2: errors and undecided per bug, outcome
 
@@ -24,7 +24,7 @@ def bug_entry(bug: BugScan) -> dict:
         "measured": {
             "first_affected": bug.first_affected,
             "first_fixed": bug.first_fixed,
-            "windows": [{"first_affected": w.first_affected, "first_fixed": w.first_fixed} for w in bug.windows],
+            "windows": [{"first_affected": w.first_affected, "first_fixed": w.first_fixed, "last_seen": w.last_seen} for w in bug.windows],
         },
         "row": [
             {"release": release, "verdict": verdict, "registry_affected": bug.registry_affected[release]}
@@ -92,7 +92,8 @@ def _bug_section(bug: dict, reports: dict[str, str]) -> str:
         for cell in bug["row"]
     )
     measured, registry = bug["measured"], bug["registry"]
-    windows = ", ".join(f"{w['first_affected']} up to {w['first_fixed'] or 'the newest scanned'}" for w in measured["windows"]) or "none"
+    newest = bug["row"][-1]["release"] if bug["row"] else ""
+    windows = ", ".join(window_words(Window(**window), newest) for window in measured["windows"]) or "none"
     registry_first = next((cell["release"] for cell in bug["row"] if cell["registry_affected"]), "-")
     counts = [f"{len(bug[key])} {counted}" for key, *_, counted in PROBLEMS if bug[key]]
     verdict = (

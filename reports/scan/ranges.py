@@ -15,7 +15,7 @@ bug `not-reproduced`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -58,10 +58,23 @@ def observation(verdict: str | None, kind: str = "deterministic") -> bool | None
 @dataclass(frozen=True)
 class Window:
     """Consecutive scanned releases that showed the bug: from first_affected up to (not
-    including) first_fixed; first_fixed None when the newest scanned release still shows it."""
+    including) first_fixed; first_fixed None when no later release was seen without it (the
+    newest scanned showed it, or the releases after last_seen decided nothing)."""
 
     first_affected: str
     first_fixed: str | None
+    last_seen: str = field(default="", compare=False)  # the window's newest release that showed it
+
+
+def window_words(window: Window, newest: str) -> str:
+    """A window as the scan's summary and page say it: "0.7.2 up to 0.8.2", "0.21.0 up to the newest
+    scanned", or, where the releases after its last sighting decided nothing (a race not seen),
+    "0.21.0 through 0.21.0 (the releases after it decided nothing)"."""
+    if window.first_fixed is not None:
+        return f"{window.first_affected} up to {window.first_fixed}"
+    if window.last_seen in ("", newest):
+        return f"{window.first_affected} up to the newest scanned"
+    return f"{window.first_affected} through {window.last_seen} (the releases after it decided nothing)"
 
 
 def measured_windows(row: dict[str, str | None], kind: str = "deterministic") -> list[Window]:
@@ -69,15 +82,16 @@ def measured_windows(row: dict[str, str | None], kind: str = "deterministic") ->
     whose verdict decides nothing neither opens nor closes a window."""
     windows: list[Window] = []
     opened: str | None = None
+    last_seen = ""
     for release, verdict in row.items():
         seen = observation(verdict, kind)
-        if seen is True and opened is None:
-            opened = release
+        if seen is True:
+            opened, last_seen = opened or release, release
         elif seen is False and opened is not None:
-            windows.append(Window(opened, release))
+            windows.append(Window(opened, release, last_seen))
             opened = None
     if opened is not None:
-        windows.append(Window(opened, None))
+        windows.append(Window(opened, None, last_seen))
     return windows
 
 

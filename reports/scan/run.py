@@ -29,7 +29,7 @@ from fixtures.known_bugs.registry import Bug, RegistryError, load_registry
 from reports import REPOSITORY
 from reports.run.loading import ResultsError, load_results
 from reports.scan.page import scan_document, scan_html
-from reports.scan.ranges import BugScan, ReleaseError, failed_runs, outcome_line, release_order, scan_bug
+from reports.scan.ranges import BugScan, ReleaseError, failed_runs, outcome_line, release_order, scan_bug, window_words
 
 PACKAGES_TOML = Path(__file__).with_name("packages.toml")
 # 1: the registry is contradicted or a run errored; 3: nothing contradicts it, but some release
@@ -322,7 +322,7 @@ def summary_lines(out: Path, scans: list[BugScan], stopped: str | None = None, f
     for bug in scans:
         lines.append(
             f"{bug.bug_id}: measured first affected {bug.first_affected or '-'}, first fixed {bug.first_fixed or '-'}"
-            + "".join(f", seen again from {w.first_affected} up to {w.first_fixed or 'the newest scanned'}" for w in bug.windows[1:])
+            + "".join(f", seen again from {window_words(w, next(reversed(bug.verdicts), ''))}" for w in bug.windows[1:])
             + "; "
             f"registry affected {bug.registry_affected_range}, first fixed {bug.registry_first_fixed}"
             + (f" (of the release each held: {', '.join(f'{r} {v}' for r, v in bug.placed_by.items())})" if bug.placed_by else "")

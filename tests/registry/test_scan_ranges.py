@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from packaging.specifiers import SpecifierSet
@@ -214,6 +216,26 @@ def test_a_race_not_seen_outside_the_range_confirms_no_edge() -> None:
         ("0.22.0", "a race that did not trigger within its budget proves nothing"),
     ]
     assert scan_status([bug], None) == UNDECIDED
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "words"),
+    [
+        ({"0.21.0": R, "0.22.0": F, "0.23.0": F}, "0.21.0 through 0.21.0 (the releases after it decided nothing)"),
+        ({"0.20.0": R, "0.21.0": R, "0.22.0": F}, "0.20.0 through 0.21.0 (the releases after it decided nothing)"),
+        ({"0.21.0": R, "0.22.0": R}, "0.21.0 up to the newest scanned"),
+    ],
+)
+def test_a_window_the_undecided_releases_end_is_said_so(verdicts: dict[str, str], words: str) -> None:
+    """A race not seen after its last sighting leaves the window open: it was not seen up to the
+    newest scanned (the page said so, though the newest releases decided nothing)."""
+    bug = scan_bug(
+        bug_id="torchvision-9606", title="race", affected=SpecifierSet(">=0.19.0"), first_fixed="no release yet", kind="race", verdicts=verdicts
+    )
+    runs = [{"release": release} for release in bug.verdicts]
+    assert f"seen from {words} (first fixed excluded)" in scan_html(scan_document("torchvision", "bugs.toml", runs, [bug], None, 3))
+    again = replace(bug, windows=(Window("0.10.0", "0.11.0", "0.10.0"), *bug.windows))  # a second window: the summary's words
+    assert f", seen again from {words}; " in summary_lines(Path("scan"), [again])[0]
 
 
 def test_the_page_frames_exactly_the_disagreeing_releases() -> None:
