@@ -11,7 +11,6 @@ release), so a census run twice installs nothing the second time.
 from __future__ import annotations
 
 import datetime
-import importlib.metadata
 import json
 import os
 import subprocess
@@ -23,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from fixtures.known_bugs.distributions import distribution_of
 from fixtures.known_bugs.registry import RegistryError, load_registry
 from fixtures.toml_files import read_toml
 from reports import REPOSITORY
@@ -119,10 +119,8 @@ def export_tests(repo: Path, ref: str, suite: CensusSuite, into: Path) -> tuple[
 
 def installed_release(folder: Path, package: str) -> str | None:
     """The package's version as the release's folder holds it (never the environment's own)."""
-    return next(
-        (dist.version for dist in importlib.metadata.distributions(path=[str(folder)]) if (dist.metadata["Name"] or "").lower() == package),
-        None,
-    )
+    found = distribution_of(package, [str(folder)])
+    return found.version if found else None
 
 
 def session(command: list[str], cwd: Path, folder: Path, log: Path) -> float:
