@@ -45,7 +45,9 @@ def test_two_kornia_releases_agree_with_the_registry(tmp_path: Path, capsys: pyt
     assert [(cell["release"], cell["verdict"], cell["registry_affected"]) for cell in bug["row"]] == [
         ("0.7.1", "reproduced", True), ("0.7.2", "fixed", False),
     ]
-    assert bug["measured"] == {"first_affected": "0.7.1", "first_fixed": "0.7.2", "windows": [{"first_affected": "0.7.1", "first_fixed": "0.7.2"}]}
+    assert bug["measured"] == {
+        "first_affected": "0.7.1", "first_fixed": "0.7.2", "windows": [{"first_affected": "0.7.1", "first_fixed": "0.7.2", "last_seen": "0.7.1"}],
+    }
     assert bug["disagreements"] == [] and document["exit_status"] == 0
     for release in ("0.7.1", "0.7.2"):  # the run saw the scanned release, not the environment's kornia
         results = json.loads((out / f"kornia-{release}" / "results.json").read_text(encoding="utf-8"))
