@@ -17,8 +17,8 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fixtures.known_bugs.distributions import distribution_of
 from fixtures.known_bugs.registry import load_registry
+from fixtures.known_bugs.versions import installed_version
 from reports.bisect.answers import ABORT, SKIP, StepAnswer, step_answer, terms
 from reports.run.loading import ResultsError, load_results
 from reports.scan.run import ScanError, install_into, last_line, pytest_command, release_folder, run_suites
@@ -52,11 +52,6 @@ def commit_facts(clone: Path, commit: str = "HEAD") -> tuple[str, str, str]:
     shown = subprocess.run(["git", "log", "-1", "--format=%H%x00%s%x00%cI", commit], cwd=clone, capture_output=True, text=True, check=True)
     commit, subject, date = shown.stdout.rstrip("\n").split("\x00")
     return commit, subject, date
-
-
-def built_version(folder: Path, package: str) -> str | None:
-    found = distribution_of(package, [str(folder)])
-    return found.version if found else None
 
 
 def bug_record(report_dir: Path, bug_id: str, package: str, version: str | None) -> dict | None:
@@ -123,7 +118,7 @@ def test_commit(worktree: Path, plan: Plan) -> Step:
     if not any((folder / name).exists() for name in (plan.package, f"{plan.package}.py")):
         answer = StepAnswer(None, SKIP, f"the build holds no {plan.package} to import: its run would test another copy")
         return _step(commit, subject, date, None, None, answer, plan, cached, installed - started, pytest_s=0.0, report=None)
-    version = built_version(folder, plan.package)
+    version = installed_version(plan.package, [str(folder)])
     report_dir = Path(plan.out) / "steps" / commit[:12]
     shutil.rmtree(report_dir, ignore_errors=True)  # a run that writes no results.json must not read a kept one
     status = run_suites(folder, pytest_command([bug], Path(plan.registry), report_dir, plan.pytest_args), report_dir)

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from fixtures.known_bugs.distributions import distribution_of
 from fixtures.known_bugs.registry import RegistryError, load_registry
+from fixtures.known_bugs.versions import installed_version
 from fixtures.toml_files import read_toml
 from reports import REPOSITORY
 from reports.census.causes import cause_of
@@ -115,12 +115,6 @@ def export_tests(repo: Path, ref: str, suite: CensusSuite, into: Path) -> tuple[
     if running:
         raise ScanError(f"{ref}: {repo} lacks the contents of {len(running)} test file(s) the census runs, e.g. {running[0]} (a partial clone?)")
     return tests, left_out
-
-
-def installed_release(folder: Path, package: str) -> str | None:
-    """The package's version as the release's folder holds it (never the environment's own)."""
-    found = distribution_of(package, [str(folder)])
-    return found.version if found else None
 
 
 def session(command: list[str], cwd: Path, folder: Path, log: Path) -> float:
@@ -215,7 +209,7 @@ def release_census(
     started = time.perf_counter()
     folder = release_folder(cache, package, release)
     install_into(folder, f"{package}=={release}", f"{package} {release}", {})
-    held = installed_release(folder, package)
+    held = installed_version(package, [str(folder)])  # the release's folder's, never the environment's
     if held != release:
         raise ScanError(f"{package} {release}: its folder holds {package} {held or '(nothing)'}: remove {folder} and run again")
     installed = time.perf_counter()

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from fixtures.known_bugs.verdicts import ERROR, INCONCLUSIVE, NOT_OBSERVED, OBSERVED, SKIPPED
+from fixtures.known_bugs.versions import installed_version
 from fixtures.plugins import HARNESS_PLUGINS
 from reports.__main__ import main
 from reports.bisect.answers import NEW, OLD, SKIP, git_answer, pull_request, step_answer
-from reports.bisect.step import built_version
 from reports.scan.run import install_into
 from tests.helpers import warm_python
 
@@ -327,7 +327,7 @@ def test_a_commit_that_builds_with_hatchling_installs(tmp_path: Path) -> None:
         '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n[project]\nname = "tinybug"\nversion = "0.1"\n'
     )
     assert install_into(tmp_path / "built", str(project), "tinybug at a hatchling commit", {"UV_OFFLINE": "1"})
-    assert built_version(tmp_path / "built", "tinybug") == "0.1"
+    assert installed_version("tinybug", [str(tmp_path / "built")]) == "0.1"
 
 
 @pytest.fixture
