@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -272,15 +271,14 @@ def _shared_fixture_refusals(item: pytest.Item) -> list[str]:
     refused = item.config.stash.get(_SHARED_REFUSALS, {})
     if not refused:
         return []
-    fixturedefs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-    return [feature for name in item.fixturenames for fixturedef in _used(fixturedefs.get(name, ()), name) for feature in refused.get(fixturedef, ())]
+    return [feature for name in item.fixturenames for fixturedef in _used(item, name) for feature in refused.get(fixturedef, ())]
 
 
-def _used(fixturedefs: Sequence[pytest.FixtureDef], name: str) -> list[pytest.FixtureDef]:
-    """The definitions of fixture `name` a test runs, closest first: the closest one, and the one
+def _used(item: pytest.Item, name: str) -> list[pytest.FixtureDef]:
+    """The definitions of fixture `name` the test runs, closest first: the closest one, and the one
     it overrides only where it asks for its own name (pytest's way to extend a fixture)."""
     used = []
-    for fixturedef in reversed(fixturedefs):
+    for fixturedef in reversed(getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).get(name, ())):
         used.append(fixturedef)
         if name not in fixturedef.argnames:
             break
@@ -308,8 +306,7 @@ def _shared_device_fixture(item: pytest.Item, run: SimulatedRun) -> str:
     answer it per test; "" where none."""
     import torch  # a simulated test set up: loaded already
 
-    fixturedefs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {}).get("device")
-    fixturedef = fixturedefs[-1] if fixturedefs else None
+    fixturedef = next(iter(_used(item, "device")), None)
     value = getattr(item, "funcargs", {}).get("device")
     if fixturedef is None or fixturedef.scope == "function" or _device_chosen_by_the_test(item, fixturedef):
         return ""
