@@ -6,10 +6,9 @@ any other verdict (skipped, inconclusive, error, ...) decides nothing about that
 release is unsettled: `error` (its run failed) or undecided (the bug could not be told). Nor do a
 sighting on a build nothing could place (`unplaced`) or a race not seen within its budget,
 inside the registry's range or outside it. The registry's range places each release as the
-harness does (fixtures/known_bugs/versions.py): an
-`ambiguous` version or a source build is placed by no version, so it disagrees only where the
-run's own placing (its probe, its commit) contradicts what it saw: `regressed`, or a deterministic
-bug `not-reproduced`.
+harness does (fixtures/known_bugs/versions.py): an `ambiguous` version or a source build is placed
+by no version, so it disagrees only where the run's own placing (its probe, its commit)
+contradicts what it saw: `regressed`, or a deterministic bug `not-reproduced`.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ installed once is reused from the cache folder (an interrupted install never cou
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -90,11 +91,7 @@ def last_line(text: str) -> str:
     errors = [at for at, line in enumerate(lines) if line.startswith("error:")]
     if not errors:
         return (lines or ["(no output)"])[-1]
-    causes = []
-    for line in lines[errors[-1] + 1:]:
-        if not line.startswith(("cause:", "Caused by:")):
-            break
-        causes.append(line)
+    causes = itertools.takewhile(lambda line: line.startswith(("cause:", "Caused by:")), lines[errors[-1] + 1 :])
     return ": ".join([lines[errors[-1]], *causes])
 
 
