@@ -124,8 +124,8 @@ def bisect(
             if bug.kind == "race":  # a step that does not see it is a skip: no commit can be shown without it
                 raise BisectError(f"--bug: {bug.id} is a race: a run that does not see it proves nothing, so no commit can be shown without it")
             policy = package_policy(package)
-            if policy.refusal or policy.pairs is not None:  # bisect builds one package over the environment's torch
-                raise BisectError(policy.refusal or f"{package}: bisect builds commits over the environment's torch; {package} brings its own")
+            if policy.bisect_refusal or policy.pairs is not None:  # bisect builds one package over the environment's torch
+                raise BisectError(policy.bisect_refusal or f"{package}: bisect builds commits over the environment's torch; {package} brings its own")
             install_env = policy.install_env
             clone = clone_repository(repo, Path(scratch) / "clone")
             good_end = ("--good", good, resolve(clone, "--good", good))

@@ -23,10 +23,14 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from fixtures.known_bugs.commits import harness_cache
+from fixtures.known_bugs.distributions import distribution_of
 from fixtures.known_bugs.registry import Bug, RegistryError, load_registry
+from fixtures.known_bugs.versions import installed_version
 from reports import REPOSITORY
 from reports.run.loading import ResultsError, load_results
 from reports.scan.page import scan_document, scan_html
@@ -57,9 +61,9 @@ def release_folder(cache: Path, package: str, release: str) -> Path:
 
 @dataclass(frozen=True)
 class Policy:
-    """How the scan treats a package (packages.toml)."""
+    """How the scan and bisect treat a package (packages.toml)."""
 
-    refusal: str | None  # why it cannot be scanned, None where it can
+    bisect_refusal: str | None  # why bisect cannot build its commits, None where it can
     install_env: dict[str, str]
     # Per paired package, its release for each minor of this one; None: releases go in a folder
     # on PYTHONPATH over the environment's torch, not in environments of their own.
@@ -68,20 +72,47 @@ class Policy:
 
 def package_policy(package: str) -> Policy:
     policy = tomllib.loads(PACKAGES_TOML.read_text(encoding="utf-8"))
-    refused = policy["refused"].get(package)
-    refusal = f"{package}: {refused['reason']}; {refused['instead']}" if refused else None
+    refused = policy["no_bisect"].get(package)
+    bisect_refusal = f"{package}: {refused['reason']}; {refused['instead']}" if refused else None
     environment = policy.get("environment", {}).get(package)
-    return Policy(refusal, policy["install_env"].get(package, {}), environment["pairs"] if environment else None)
+    return Policy(bisect_refusal, policy["install_env"].get(package, {}), environment["pairs"] if environment else None)
 
 
 def environment_requirements(package: str, release: str, pairs: dict[str, dict[str, str]]) -> list[str]:
     """What a release's own environment installs besides the harness: the release and each
-    paired package's release for its minor (setuptools too: triton 3.2, torch 2.6's, imports it)."""
+    paired package's release for its minor (setuptools too: triton 3.2, torch 2.6's, imports it).
+    A minor newer than every one the table lists (a release that landed after it) takes the newest
+    paired release the index admits beside it, which each verdict then names; an older one missing
+    from the table is refused."""
     minor = ".".join(release.split(".")[:2])
-    missing = [paired for paired, by_minor in pairs.items() if minor not in by_minor]
+    missing = [paired for paired, by_minor in pairs.items() if minor not in by_minor and not newer_than_listed(minor, by_minor)]
     if missing:
         raise ScanError(f"{package} {release}: no {', '.join(missing)} release paired with {package} {minor} (reports/scan/packages.toml)")
-    return [f"{package}=={release}", *(f"{paired}=={by_minor[minor]}.*" for paired, by_minor in pairs.items()), "setuptools"]
+    paired_releases = [f"{paired}=={by_minor[minor]}.*" if minor in by_minor else paired for paired, by_minor in pairs.items()]
+    return [f"{package}=={release}", *paired_releases, "setuptools"]
+
+
+def newer_than_listed(minor: str, by_minor: dict[str, str]) -> bool:
+    return Version(minor) > max(map(Version, by_minor))
+
+
+def requirements_of(package: str, folder: Path) -> list[str]:
+    """The Requires-Dist lines of the release installed in folder."""
+    found = distribution_of(package, [str(folder)])
+    return (found.requires or []) if found is not None else []
+
+
+def torch_excluded(requires: Sequence[str], torch_version: str) -> str | None:
+    """The release's requirement on torch where it excludes `torch_version` (torchvision 0.21.0's
+    torch==2.6.0 beside torch 2.14.1; from 0.29 on torchvision admits torch>=2.14.0), else None.
+    Requirements for an extra do not count."""
+    for line in requires:
+        requirement = Requirement(line)
+        if canonicalize_name(requirement.name) != "torch" or (requirement.marker and not requirement.marker.evaluate({"extra": ""})):
+            continue
+        if torch_version and not requirement.specifier.contains(torch_version, prereleases=True):
+            return str(requirement)
+    return None
 
 
 def last_line(text: str) -> str:
@@ -239,6 +270,12 @@ def scan_release(
     what = f"{package} {release}"
     if policy.pairs is None:
         installed_now = install_into(folder, f"{package}=={release}", what, policy.install_env)
+        if excluded := torch_excluded(requirements_of(package, folder), installed_version("torch") or ""):
+            raise ScanError(
+                f"{what} requires {excluded} and this environment has torch {installed_version('torch')}: it would be judged over a torch "
+                "it was not built for (install a torch it admits beside the harness, or scan torch releases: python -m reports scan torch "
+                "RELEASE, each in an environment with its torchvision pair)"
+            )
         on_path, python = folder, sys.executable
     else:
         requirements = environment_requirements(package, release, policy.pairs)
@@ -358,8 +395,6 @@ def scan(
     try:
         registry = load_registry(registry_path)
         policy = package_policy(package)
-        if policy.refusal:
-            raise ScanError(policy.refusal)
         bugs = selected_bugs(registry, package, bug_ids, tuple(policy.pairs or ()))
         ordered = release_order(releases)
         out.mkdir(parents=True, exist_ok=True)

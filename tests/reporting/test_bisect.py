@@ -383,3 +383,19 @@ def test_a_distribution_named_otherwise_in_a_repository_holding_the_harness_s_to
     decided = [step for step in document["steps"] if step["term"] != "skip"]
     assert len(decided) >= 3 and all(step["version"] == f"0.{commits.index(step['commit'])}" for step in decided)
     assert not loaded.exists()
+
+
+@pytest.mark.parametrize(
+    ("package", "bug", "message"),
+    [
+        ("torchvision", "torchvision-8855", "torchvision: each commit builds C++ and CUDA operators against the torch of its day"),
+        ("torch", "torch-48419", "torch: bisect builds commits over the environment's torch; torch brings its own"),
+    ],
+)
+def test_a_package_whose_commits_cannot_build_over_this_torch_is_bad_input(
+    readme_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], package: str, bug: str, message: str
+) -> None:
+    arguments = ["bisect", package, "--repo", str(readme_only), "--good", "HEAD", "--bad", "HEAD", "--bug", bug, "--out", str(tmp_path / "out")]
+    assert main(arguments) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: {message}"), line

@@ -19,10 +19,12 @@ from reports.scan.run import (
     install_into,
     last_line,
     package_policy,
+    release_folder,
     release_verdicts,
     scan,
     selected_bugs,
     summary_lines,
+    torch_excluded,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -102,7 +104,6 @@ def test_a_failed_install_says_why_in_one_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["torchvision", "0.21.0"], "scan torch releases (each brings its torchvision pair)"),
         (["numpy", "2.0"], "unknown package 'numpy'"),
         (["kornia", "0.7.1", "--bug", "sam2-460"], "sam2-460 is not a bug of kornia"),
         (["torch", "2.6.0", "--bug", "kornia-2791"], "kornia-2791 is not a bug of torch or torchvision"),
@@ -138,6 +139,38 @@ def test_an_empty_or_malformed_argument_is_refused_before_anything_runs(argument
     assert exited.value.code == 2 and capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: {message}")
 
 
+@pytest.mark.parametrize(
+    ("requires", "torch", "excluded"),
+    [
+        (["numpy", "torch==2.6.0", "pillow!=8.3.*,>=5.3.0"], "2.14.1+cu130", "torch==2.6.0"),  # torchvision 0.21.0
+        (["numpy", "torch (>=2.14.0)"], "2.14.1+cu130", None),  # torchvision 0.29.x, as its METADATA spells it
+        (["torch (>=2.14.0)"], "2.15.0", None),
+        (["torch (>=2.14.0)"], "2.16.0rc1", None),  # a torch release candidate is a torch
+        (["torch==2.14.1"], "2.14.1+cu130", None),  # the index's CUDA label is the same release
+        (["Torch==2.6.0"], "2.14.1", "Torch==2.6.0"),
+        (["torch>=1.9.1", "kornia_rs>=0.1.9"], "2.14.1", None),  # kornia
+        (["torch<2; extra == 'old'"], "2.14.1", None),  # only for an extra
+        (['torch<2; python_version < "3"'], "2.14.1", None),  # not for this Python
+        (["numpy"], "2.14.1", None),
+    ],
+)
+def test_a_release_is_judged_only_over_a_torch_it_admits(requires: list[str], torch: str, excluded: str | None) -> None:
+    assert torch_excluded(requires, torch) == excluded
+
+
+def test_a_release_that_excludes_this_torch_stops_the_scan_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """torchvision 0.21.0 names torch 2.6.0: its operators would load over another torch, so no verdict (exit 2, before pytest)."""
+    cache = tmp_path / "cache"
+    info = release_folder(cache, "torchvision", "0.21.0") / "torchvision-0.21.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torchvision\nVersion: 0.21.0\nRequires-Dist: numpy\nRequires-Dist: torch==2.6.0\n")
+    status = main(["scan", "torchvision", "0.21.0", "--bug", "torchvision-8855", "--out", str(tmp_path / "scan"), "--cache", str(cache)])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(error) == 1, error
+    assert error[0].startswith("error: torchvision 0.21.0 requires torch==2.6.0 and this environment has torch "), error
+    assert "python -m reports scan torch RELEASE" in error[0] and not (tmp_path / "scan" / "torchvision-0.21.0").exists()
+
+
 def record(installed: str | None, verdict: str = "reproduced") -> dict:
     return {"bug_id": "kornia-2791", "package": "kornia", "installed": installed, "verdict": verdict}
 
@@ -170,10 +203,25 @@ def test_a_run_must_see_the_release_it_scans(installed: str | None, error: str |
 
 def test_a_torch_release_brings_its_torchvision_pair_and_setuptools() -> None:
     policy = package_policy("torch")
-    assert policy.refusal is None and set(policy.pairs) == {"torchvision"}
+    assert policy.bisect_refusal is None and set(policy.pairs) == {"torchvision"}
     assert environment_requirements("torch", "2.6.0", policy.pairs) == ["torch==2.6.0", "torchvision==0.21.*", "setuptools"]
     assert environment_requirements("torch", "2.10.1", policy.pairs) == ["torch==2.10.1", "torchvision==0.25.*", "setuptools"]
+    # torchvision 0.29 admits torch>=2.14.0: its 0.29.2 is torch 2.15's pair, no 0.30 exists.
+    assert environment_requirements("torch", "2.15.0", policy.pairs) == ["torch==2.15.0", "torchvision==0.29.*", "setuptools"]
     assert package_policy("kornia").pairs is None  # a folder over the environment's torch
+
+
+@pytest.mark.parametrize(
+    ("release", "paired"),
+    [
+        ("2.16.0", "torchvision"),  # landed after the table: the newest torchvision the index admits beside it
+        ("2.16.0rc1", "torchvision"),
+        ("3.0.0", "torchvision"),
+        ("2.9.1", "torchvision==0.24.*"),
+    ],
+)
+def test_a_torch_release_newer_than_the_pairs_table_takes_the_resolvers_torchvision(release: str, paired: str) -> None:
+    assert environment_requirements("torch", release, package_policy("torch").pairs) == [f"torch=={release}", paired, "setuptools"]
 
 
 def test_a_torch_scan_judges_torchvision_bugs_by_the_torchvision_each_environment_held() -> None:
