@@ -38,8 +38,8 @@ import pytest
 from _pytest.skipping import evaluate_skip_marks  # pytest's own reading of skip and skipif marks
 
 from simcuda.devices import RUNNER_ENV, RunnerConfigError, describe_runner
-from simcuda.state import ProcessRunner, running
-from simcuda.unsupported import REAL_CUDA_REACHED, log_refusal, open_log, reached_real_cuda
+from simcuda.state import Devices, ProcessRunner, running
+from simcuda.unsupported import REAL_CUDA_REACHED, is_refusal, log_refusal, open_log, reached_real_cuda
 
 if TYPE_CHECKING:
     from simcuda.runs import SimulatedRun
@@ -108,18 +108,21 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def _install_collection_view(device_text: str) -> list[tuple[Any, str, Any]]:
-    """torch.cuda.is_available() True and device_count() as the simulated machine has, while the
-    project collects; the simulation's own stand-ins take over inside each test."""
+    """torch.cuda.is_available() True, device_count() and get_device_properties() (so the
+    capability and name too) as the simulated machine has, while the project collects; the
+    simulation's own stand-ins take over inside each test."""
     import torch  # asked for: --simcuda
 
     from simcuda.runs import parse_simulated_device  # imports torch
+    from simcuda.stand_ins import properties_of  # imports torch
 
     try:
         device = parse_simulated_device(device_text)
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
-    count = max(2, device.index + 1)
-    view = {"is_available": lambda: True, "device_count": lambda: count}
+    devices = Devices(max(2, device.index + 1))
+    devices.current = device.index
+    view = {"is_available": lambda: True, "device_count": lambda: devices.count, "get_device_properties": properties_of(devices)}
     saved = [(torch.cuda, name, getattr(torch.cuda, name)) for name in view]
     for name, stand_in in view.items():
         setattr(torch.cuda, name, stand_in)
@@ -164,7 +167,9 @@ def pytest_make_collect_report(collector: pytest.Collector):
     GPU's memory outlives a test, and each test's simulation takes them. The names the module
     imports from torch stay torch's own (context.simulated_imports). What the import refused, its
     code caught (a probe at module level), is refused again in each of the module's tests: which
-    of them depend on it no one can tell."""
+    of them depend on it no one can tell. An import that fails on a refusal, or after one, makes
+    the module (class) a skip naming it: a collection error would stop the whole session. The real
+    CUDA started or allocated meanwhile (a GPU machine) is such a refusal too."""
     if not isinstance(collector, (pytest.Module, pytest.Class)) or not _active(collector.config):
         return (yield)
     from simcuda.context import simulated_imports  # imports torch (asked for: --simcuda)
@@ -173,10 +178,28 @@ def pytest_make_collect_report(collector: pytest.Collector):
     device = parse_simulated_device(collector.config.getoption("simcuda_device"))
     with simulated_imports(max(2, device.index + 1), device.index) as simulation:
         try:
-            return (yield)
+            report: pytest.CollectReport = yield
+            if seen := simulation.real_cuda.change():
+                log_refusal(f"{REAL_CUDA_REACHED} ({seen})")  # the simulation's log: it is open
+            _skip_a_refused_import(collector, report, simulation.refusals)
+            return report
         finally:
             if simulation.refusals:
                 collector.stash[_COLLECTION_REFUSALS] = list(simulation.refusals)
+
+
+def _skip_a_refused_import(collector: pytest.Collector, report: pytest.CollectReport, refusals: list[str]) -> None:
+    """A module (class) whose collection failed on a refusal (a SimulationUnsupported, or the real
+    CUDA's answer while the simulation is open), or after one its code caught, is a skip naming the
+    first refused feature, as a test's phase is, at the module's line that met it."""
+    call = getattr(report, "call", None)  # pytest's CallInfo: collect_one_node takes it off the report after this hook
+    excinfo = call.excinfo if call is not None else None
+    if not report.failed or excinfo is None or not (refusals or is_refusal(excinfo.value)):
+        return
+    lines = [entry.lineno + 1 for entry in excinfo.traceback if entry.path == collector.path]
+    feature = refusals[0] if refusals else REAL_CUDA_REACHED
+    report.outcome = "skipped"
+    report.longrepr = (str(collector.path), lines[-1] if lines else 1, f"simulated CUDA cannot run this: {feature} (when its module was collected)")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -36,6 +36,7 @@ from simcuda.unsupported import SimulationUnsupported
 if TYPE_CHECKING:
     from simcuda.gpus import RunnerGpus
     from simcuda.simulation import Simulation
+    from simcuda.state import Devices
 
 
 class _GeneratorType(type):
@@ -60,6 +61,34 @@ def refuse(feature: str) -> Callable[..., Any]:
         raise SimulationUnsupported(feature)
 
     return refused
+
+
+# NVML reads the machine's real GPUs (utilization, temperature, power, clocks, memory in use) by
+# index, past CUDA: a simulated index would read a real GPU, or none.
+NVML = (
+    "NVML queries of a real GPU (torch.cuda.utilization, temperature, power_draw, clock_rate, memory_usage, "
+    "device_memory_used, list_gpu_processes)"
+)
+# The caching allocator's memory handed out raw (for other frameworks): the simulated device has none
+# to hand out, and a pointer freed would be the real allocator's.
+RAW_MEMORY = "raw memory of the CUDA caching allocator (torch.cuda.caching_allocator_alloc, caching_allocator_delete)"
+# torch's own classes whose construction reaches the real CUDA in C++ (a stream from the real pool,
+# a graph, an event for the real streams). Inside a test `torch.cuda.Stream` and `Event` are the
+# simulation's and `torch.cuda.CUDAGraph` is refused: these are reached through a name taken from
+# torch before the simulation opened, or through their own modules (torch.cuda.streams,
+# torch.cuda.graphs); while a module is collected, through any name (the simulation a stream would
+# belong to ends with the collection).
+_MADE_PAST_THE_SIMULATION = "made at import, or through a name imported before the simulation"
+REAL_CLASSES = {
+    torch.cuda.graphs.CUDAGraph: "CUDA graphs (torch.cuda.CUDAGraph)",
+    torch.cuda.streams.Stream: f"a CUDA stream of torch's own class (torch.cuda.streams.Stream, ExternalStream: {_MADE_PAST_THE_SIMULATION})",
+    torch.cuda.streams.Event: f"a CUDA event of torch's own class (torch.cuda.streams.Event: {_MADE_PAST_THE_SIMULATION})",
+}
+
+
+def real_classes_refused() -> list[tuple[Any, str, Any]]:
+    """`__new__` of each of REAL_CLASSES refusing it by name (ExternalStream's calls Stream's)."""
+    return [(cls, "__new__", staticmethod(refuse(feature))) for cls, feature in REAL_CLASSES.items()]
 
 
 def cuda_entry_point() -> str:
@@ -194,6 +223,20 @@ def shown_naming_the_caller(real: Callable[[warnings.WarningMessage], None]) -> 
     return show
 
 
+def properties_of(devices: Devices) -> Callable[..., Any]:
+    """`torch.cuda.get_device_properties` answered for `devices`: the runner's simulated GPU (an
+    H100's capability, which decides library paths: bf16, TF32, Triton), and what reads it
+    (`get_device_capability`, `get_device_name`). Bound to the devices alone, never to a simulation:
+    the plugin answers with it while a project collects (pytest_plugin.py)."""
+
+    def get_device_properties(device: Any = None) -> Any:
+        if isinstance(device, int) and not 0 <= device < devices.count:
+            raise AssertionError("Invalid device id")  # torch.cuda.get_device_properties' text
+        return device_properties(rules.index_of(device, devices))
+
+    return get_device_properties
+
+
 def checked_device(sim: Simulation, device: Any) -> Any:
     if isinstance(device, int) and not 0 <= device < sim.device_count:
         raise AssertionError("Invalid device id")  # torch.cuda.get_device_properties' text
@@ -260,8 +303,7 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         "is_available": lambda: True,
         "is_initialized": lambda: True,  # the simulated CUDA has started: its context is open
         "device_count": lambda: sim.device_count,
-        # The runner's simulated GPU (capability decides library paths: bf16, TF32, Triton).
-        "get_device_properties": lambda device=None: device_properties(sim.index_of(checked_device(sim, device))),
+        "get_device_properties": properties_of(sim.devices),
         "current_device": lambda: sim.current,
         "set_device": sim.set_device,
         "_exchange_device": exchange_device,
@@ -278,7 +320,10 @@ def cuda_api(sim: Simulation) -> dict[str, Any]:
         # memory, and simulated work is done when queued, so there is nothing to keep.
         "_sleep": lambda cycles: None,
         "cudart": refuse("the CUDA runtime API (torch.cuda.cudart(): mem_get_info, profiler ranges)"),
+        # Its stream check rejects a simulated stream before the allocator's entry is reached.
+        "caching_allocator_alloc": refuse(RAW_MEMORY),
         "_lazy_init": lazy_init,
+        "_get_pynvml_handler": refuse(NVML),
         "CUDAGraph": refuse("CUDA graphs (torch.cuda.CUDAGraph)"),
         "graph": refuse("CUDA graphs (torch.cuda.graph)"),
         "make_graphed_callables": refuse("CUDA graphs (torch.cuda.make_graphed_callables)"),
@@ -300,6 +345,39 @@ ALLOCATOR_READS = {
     "_cuda_setMemoryFraction": "torch.cuda.set_per_process_memory_fraction",
     "_cuda_getMemoryFraction": "torch.cuda.get_per_process_memory_fraction",
 }
+# The caching allocator's own memory handed out raw (RAW_MEMORY), and the allocator itself replaced:
+# a replaced allocator stays the real process's after the simulation.
+ALLOCATOR_REFUSALS = {
+    "_cuda_cudaCachingAllocator_raw_alloc": RAW_MEMORY,
+    "_cuda_cudaCachingAllocator_raw_delete": RAW_MEMORY,
+    "_cuda_changeCurrentAllocator": "a pluggable CUDA allocator (torch.cuda.memory.change_current_allocator: the process's real allocator)",
+}
+
+
+def torch_internals(sim: Simulation, api: dict[str, Any]) -> list[tuple[Any, str, Any]]:
+    """Names torch's own functions look up when they are called, and no module imports from torch:
+    torch.cuda's private entries (`api`'s: its lazy init, the device exchange `torch.cuda.device`
+    makes, NVML's handle), the copies torch.cuda's modules imported by name (`is_initialized`,
+    which torch.cuda.memory's statistics ask; the capture check of `is_current_stream_capturing`),
+    and torch._C's allocator entries. Stood in for while a module is collected too (`swapped`
+    without module functions), where torch.cuda's public names stay torch's own: a CUDA call there
+    is answered or refused as in a test, never handed to the real CUDA."""
+    return [
+        *((torch.cuda, name, value) for name, value in api.items() if name.startswith("_")),
+        (torch.cuda.memory, "is_initialized", api["is_initialized"]),
+        (torch.cuda.memory, "_get_nvml_device_index", refuse(NVML)),  # list_gpu_processes reads memory's own copy
+        (torch.cuda.graphs, "_cuda_isCurrentStreamCapturing", api["is_current_stream_capturing"]),
+        *((torch._C, name, value) for name, value in allocator_api(sim).items()),
+    ]
+
+
+def collection_copies(api: dict[str, Any]) -> list[tuple[Any, str, Any]]:
+    """torch.cuda's names that torch.cuda.memory and torch.cuda.random imported, where they would
+    start the real CUDA while a module is collected: there `is_initialized` is torch's own (False),
+    so their `_lazy_init` would go on to the real one (inside a test it returns at once, and C++
+    reaches the simulation's), and random's `device_count` would count the real GPUs."""
+    lazy_init = [(module, "_lazy_init", api["_lazy_init"]) for module in (torch.cuda.memory, torch.cuda.random)]
+    return [*lazy_init, (torch.cuda.random, "device_count", api["device_count"])]
 
 
 def allocator_api(sim: Simulation) -> dict[str, Any]:
@@ -308,6 +386,7 @@ def allocator_api(sim: Simulation) -> dict[str, Any]:
     refused = {
         name: refuse(f"CUDA memory statistics: {entry} (the simulated device has no caching allocator)") for name, entry in ALLOCATOR_READS.items()
     }
+    refused.update((name, refuse(feature)) for name, feature in ALLOCATOR_REFUSALS.items())
     api = {**dict.fromkeys(ALLOCATOR_NO_OPS, lambda *args: None), **refused}
     if sim.runner is None:
         return api
@@ -567,12 +646,14 @@ class CudnnSwitch:
 @contextlib.contextmanager
 def swapped(sim: Simulation, module_functions: bool = True) -> Iterator[None]:
     """Swap every stand-in in, and everything back on exit, whatever happens inside. Without
-    `module_functions`, only the stand-ins that are classes' attributes (the tensor's own methods):
-    a module imported while the simulation is open (pytest collecting a test module) keeps torch's
-    own functions in the names it imports (`from torch.cuda import current_device`,
-    `@torch.compile`), never a stand-in bound to a simulation that ends before its tests run."""
+    `module_functions`, only the stand-ins that are classes' attributes (the tensor's own methods,
+    the constructors of torch's CUDA classes) and torch's internals (`torch_internals`, with
+    `collection_copies`): a module imported while the simulation is open (pytest collecting a test
+    module) keeps torch's own functions in the names it imports (`from torch.cuda import
+    current_device`, `@torch.compile`), never a stand-in bound to a simulation that ends before its
+    tests run, and what those functions reach is answered or refused as in a test."""
     api = cuda_api(sim)
-    targets: list[tuple[Any, str, Any]] = [(torch.cuda, name, value) for name, value in api.items()]
+    targets: list[tuple[Any, str, Any]] = [(torch.cuda, name, value) for name, value in api.items() if not name.startswith("_")]
     targets.append((torch, "compile", simulated_compile(sim.graph_trees, sim.devices)))
     targets.append((torch, "Generator", SimulatedGenerator))
     function = torch.autograd.function.Function
@@ -593,12 +674,10 @@ def swapped(sim: Simulation, module_functions: bool = True) -> Iterator[None]:
     targets.append((warnings, "_showwarnmsg", shown_naming_the_caller(warnings._showwarnmsg)))
     targets += [(torch._C._functions, name, node_on_cpu_data(getattr(torch._C._functions, name))) for name in ("UndefinedGrad", "DelayedError")]
     targets += [(torch.accelerator, name, value) for name, value in accelerator_api(sim).items()]
-    targets += [(torch._C, name, value) for name, value in allocator_api(sim).items()]
+    targets += real_classes_refused()
     if sim.runner is None:  # the runner's own children are its business (runner.py: they inherit the variable)
         targets += fresh_interpreters_refused()
     targets += CudnnSwitch(torch._C._get_cudnn_enabled()).targets()
-    # torch.cuda.memory imported is_initialized by name: its functions ask that copy.
-    targets.append((torch.cuda.memory, "is_initialized", api["is_initialized"]))
     if (extensions := sys.modules.get("torch.utils.cpp_extension")) is not None:
         refuse_cuda_extensions(extensions)
     else:
@@ -607,7 +686,8 @@ def swapped(sim: Simulation, module_functions: bool = True) -> Iterator[None]:
     if hasattr(eval_frame, "_maybe_set_eval_frame"):  # compiled callables made before the context
         targets.append((eval_frame, "_maybe_set_eval_frame", compiled_frame(eval_frame._maybe_set_eval_frame)))
     if not module_functions:
-        targets = [(owner, name, value) for owner, name, value in targets if isinstance(owner, type)]
+        targets = [(owner, name, value) for owner, name, value in targets if isinstance(owner, type)] + collection_copies(api)
+    targets += torch_internals(sim, api)
     # An attribute this torch release lacks is removed again on exit.
     saved = [(owner, name, owner.__dict__.get(name, _ABSENT)) for owner, name, _ in targets]
     cudnn = _REAL_CUDNN_ENABLED[0]()

@@ -604,6 +604,75 @@ def test_a_refusal_caught_at_collection_makes_the_modules_tests_skips(pytester: 
     }
 
 
+# torch.cuda at a test module's import, under --simcuda: the device queries a skip reads answer as
+# in a test, a case list made under `torch.cuda.device(0)` is made there, and what would reach the
+# real CUDA is refused as in a test, caught by the module (each of its tests a skip) or not (the
+# module a skip, and the session goes on). Before: the capability was the real CUDA's lazy init,
+# a collection error that stopped the session ("Found no NVIDIA driver"), as was a refusal the
+# module let raise; a caught CUDAGraph probe passed, and memory_allocated() answered a made-up 0.
+CUDA_AT_IMPORT = {
+    "test_queried": '''
+import pytest
+import torch
+
+SM80 = torch.cuda.get_device_capability() >= (8, 0)
+with torch.cuda.device(0):
+    ON_0 = torch.ones(2, device="cuda")
+
+
+@pytest.mark.skipif(not SM80, reason="needs sm80")
+def test_on_an_h100():
+    assert torch.cuda.get_device_name().startswith("simcuda") and ON_0.device == torch.device("cuda:0")
+''',
+    "test_graph_probe": '''
+import torch
+
+try:
+    torch.cuda.CUDAGraph()
+    GRAPHS = True
+except Exception:
+    GRAPHS = False
+
+
+def test_without_graphs():
+    assert not GRAPHS
+''',
+    "test_memory_baseline": '''
+import torch
+
+BASELINE = torch.cuda.memory_allocated()
+
+
+def test_no_leak():
+    assert BASELINE == 0
+''',
+    "test_raised_at_import": '''
+import torch
+
+GROWN = torch.zeros(2, device="cuda").resize_(10)
+
+
+def test_grown():
+    assert GROWN.numel() == 10
+''',
+}
+
+
+def test_torch_cuda_at_import_is_answered_or_refused_as_in_a_test(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(**CUDA_AT_IMPORT)
+    result = pytester.runpytest_subprocess("--simcuda", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, skipped=3)
+    result.stdout.fnmatch_lines_random([
+        "SKIPPED * test_graph_probe.py:*: simulated CUDA cannot run this: CUDA graphs (torch.cuda.CUDAGraph) (when its module was collected)",
+        "SKIPPED * test_memory_baseline.py:3: simulated CUDA cannot run this: *memory_allocated* (when its module was collected)",
+        "SKIPPED * test_raised_at_import.py:3: simulated CUDA cannot run this: growing a simulated tensor in place* (when its module was collected)",
+    ])
+    assert simcuda_results(pytester) == {
+        "test_queried.py::test_on_an_h100": "passed",
+        "test_graph_probe.py::test_without_graphs": "refused",
+    }
+
+
 # A refusal met while a fixture of module, class or session scope is set up is every sharing test's:
 # each runs on the value (or the error) the simulation could not make. Before, only the first test
 # was a skip: the later ones passed, or failed with the cached refusal. The twin: a shared fixture

@@ -151,6 +151,33 @@ def test_on_a_gpu_machine_the_real_cuda_reached_is_the_same_refusal(pytester: py
     assert list(report["refused_by_feature"].values()) == [2], report["refused_by_feature"]
 
 
+# The same while pytest imports a test module: the real CUDA started by its module-level code (a
+# C++ path at import) refuses each of the module's tests; before, they passed.
+FAKED_GPU_AT_IMPORT = '''
+import torch
+
+from conftest import REAL
+
+REAL["started"] = True  # a scripted move at import starting CUDA; the tensor is made simulated
+MOVED = torch.ones(2).to("cuda")
+
+
+def test_after_the_import():
+    assert MOVED.is_cuda
+'''
+
+
+def test_on_a_gpu_machine_the_real_cuda_reached_at_import_refuses_the_modules_tests(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(FAKED_GPU_CONFTEST)
+    pytester.makepyfile(test_faked_import=FAKED_GPU_AT_IMPORT)
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    result = pytester.runpytest_subprocess("--simcuda", "-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines([
+        "SKIPPED * simulated CUDA cannot run this: the real CUDA, reached from C++ *(the real CUDA started) (when its module was collected)",
+    ])
+
+
 # On the simulated runner, a simcuda:N test runs in a simulation of its own inside the runner's:
 # what its teardown does to the real CUDA must refuse neither it nor the runner's next test.
 TEARDOWN_TESTS = '''

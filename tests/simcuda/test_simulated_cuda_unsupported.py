@@ -6,12 +6,14 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 import torch
 import torchvision
 
 from simcuda import SimulationUnsupported, real_cpu, simulated_cuda
+from simcuda.context import simulated_imports
 from simcuda.unsupported import is_refusal
 
 
@@ -52,6 +54,21 @@ FEATURES: dict[str, tuple[Callable[[torch.Tensor], object], str]] = {
     "event timing": (lambda x: torch.cuda.Event(enable_timing=True).elapsed_time(torch.cuda.Event()), "event timing"),
     "spawned DataLoader workers": (spawned_loader("spawn"), "a process started with spawn"),
     "forkserver DataLoader workers": (spawned_loader("forkserver"), "a process started with forkserver"),
+    # torch's own classes, reached past the simulation's stand-ins (their own modules; a name
+    # imported before it opened): the real CUDA's driver error here, a real stream or graph on a GPU.
+    "torch.cuda.graphs.CUDAGraph": (lambda x: torch.cuda.graphs.CUDAGraph(), "CUDA graphs"),
+    "torch's own stream class": (lambda x: torch.cuda.streams.Stream(), "a CUDA stream of torch's own class"),
+    "ExternalStream": (lambda x: torch.cuda.ExternalStream(0), "a CUDA stream of torch's own class"),
+    "torch's own event class": (lambda x: torch.cuda.streams.Event().record(), "a CUDA event of torch's own class"),
+    # The caching allocator's raw memory and the allocator itself (a TypeError, a real free, a
+    # real allocator changed for the process), and NVML's reading of a real GPU.
+    "caching_allocator_alloc": (lambda x: torch.cuda.caching_allocator_alloc(16), "raw memory of the CUDA caching allocator"),
+    "caching_allocator_delete": (lambda x: torch.cuda.caching_allocator_delete(0), "raw memory of the CUDA caching allocator"),
+    "change_current_allocator": (
+        lambda x: torch.cuda.memory.change_current_allocator(SimpleNamespace(allocator=object)),
+        "a pluggable CUDA allocator",
+    ),
+    "NVML": (lambda x: torch.cuda.utilization(), "NVML queries of a real GPU"),
 }
 
 
@@ -61,6 +78,48 @@ def test_unsupported_feature_is_refused_by_name(call: Callable[[torch.Tensor], o
         x = torch.rand(1, 3, 16, 16, device="cuda:1")
         with pytest.raises(SimulationUnsupported, match=named):
             call(x)
+
+
+# What a test module's import meets while pytest collects it (context.simulated_imports, where
+# torch.cuda's public names stay torch's own): refused by name as inside a test, never the real
+# CUDA's lazy init (here "Found no NVIDIA driver", a collection error; on a GPU machine, the real
+# GPU started and read) nor the figure torch gives before CUDA starts (memory_allocated() 0).
+AT_COLLECTION: dict[str, tuple[Callable[[], object], str]] = {
+    "memory_allocated": (lambda: torch.cuda.memory_allocated(), "memory_allocated"),
+    "memory_stats of a device": (lambda: torch.cuda.memory_stats(0), "CUDA memory statistics"),
+    "memory_snapshot": (lambda: torch.cuda.memory_snapshot(), "CUDA memory statistics"),
+    "host_memory_stats": (lambda: torch.cuda.host_memory_stats(), "CUDA memory statistics"),
+    "mem_get_info": (lambda: torch.cuda.mem_get_info(), "torch.cuda.memory.mem_get_info"),
+    "CUDAGraph": (lambda: torch.cuda.CUDAGraph(), "CUDA graphs"),
+    "Stream": (lambda: torch.cuda.Stream(), "a CUDA stream of torch's own class"),
+    "Event": (lambda: torch.cuda.Event(), "a CUDA event of torch's own class"),
+    "MemPool": (lambda: torch.cuda.MemPool(), "a CUDA entry point the simulation does not stand in for"),
+    "current_device": (lambda: torch.cuda.current_device(), "torch.cuda.current_device"),
+    "synchronize": (lambda: torch.cuda.synchronize(), "torch.cuda.synchronize"),
+    "init": (lambda: torch.cuda.init(), "torch.cuda.init"),
+    "get_rng_state": (lambda: torch.cuda.get_rng_state(), "torch.cuda.random.get_rng_state"),
+    "get_rng_state_all": (lambda: torch.cuda.get_rng_state_all(), "torch.cuda.random.get_rng_state"),
+    "caching_allocator_delete": (lambda: torch.cuda.caching_allocator_delete(0), "raw memory of the CUDA caching allocator"),
+}
+
+
+@pytest.mark.parametrize(("call", "named"), AT_COLLECTION.values(), ids=AT_COLLECTION.keys())
+def test_at_collection_a_cuda_entry_point_is_refused_by_name(call: Callable[[], object], named: str) -> None:
+    with simulated_imports(2, 1), pytest.raises(SimulationUnsupported, match=named):
+        call()
+
+
+def test_at_collection_what_needs_no_real_cuda_is_answered_as_in_a_test() -> None:
+    """Its twin: a case list made under `torch.cuda.device(0)`, seeds, the cache emptied and the
+    capture asked about run on the simulated devices, refusing nothing; the names stay torch's."""
+    with simulated_imports(2, 1) as simulation:
+        with torch.cuda.device(0):
+            on_0 = torch.ones(2, device="cuda")
+        torch.manual_seed(0)
+        torch.cuda.empty_cache()
+        assert not torch.cuda.is_current_stream_capturing()
+        assert on_0.device == torch.device("cuda:0") and torch.ones(1, device="cuda").device == torch.device("cuda:1")
+        assert torch.cuda.current_device.__module__ == "torch.cuda" and simulation.refusals == []
 
 
 def test_a_compiled_function_made_before_the_context_is_refused() -> None:
