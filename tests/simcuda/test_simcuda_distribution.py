@@ -12,6 +12,7 @@ import sys
 import zipfile
 
 import pytest
+from uv import find_uv_bin
 
 import simcuda
 from tests.conftest import REPO
@@ -24,8 +25,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     source = tmp_path_factory.mktemp("source") / "simcuda"
     shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     out = tmp_path_factory.mktemp("wheel")
+    # uv, a dependency of the harness's install: an environment uv made has no pip.
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
+        [find_uv_bin(), "build", "--wheel", "--no-build-isolation", "--python", sys.executable, "--out-dir", str(out), "-q", str(source)],
         capture_output=True, text=True, check=False, timeout=300,
     )
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
