@@ -190,21 +190,27 @@ def test_a_changes_everything():
 """
 
 
+@pytest.fixture
+def inductor_imported() -> None:
+    """The deterministic-mode setter imports torch._inductor and torch._dynamo (~900 modules, one of
+    which registers a C++ operator library). Imported first inside the in-process session, pytester
+    would drop them from sys.modules afterwards, and the next import in this process (a meta
+    `isfinite` reaches torch._dynamo) would register that library twice and fail. Requested before
+    `harness`: pytester takes its sys.modules snapshot when its fixture is set up, not when it runs."""
+    torch.use_deterministic_algorithms(torch.are_deterministic_algorithms_enabled())
+
+
 @pytest.mark.catches(
     "fixtures/determinism/plugin.py::seeded_rng",
     "fixtures/determinism/torch_state.py::seeded_and_restored",
 )
-def test_fault_a_test_that_changes_global_state_leaves_none_behind(harness) -> None:
+def test_fault_a_test_that_changes_global_state_leaves_none_behind(inductor_imported, harness) -> None:
     import random
 
     import numpy as np
 
     from fixtures.determinism.torch_state import current_flags
 
-    # The deterministic-mode setter imports torch._inductor (~900 modules, one of which registers a
-    # C++ operator library). Imported first inside the in-process session, pytester would drop them
-    # from sys.modules afterwards and the next import would register that library twice.
-    torch.use_deterministic_algorithms(torch.are_deterministic_algorithms_enabled())
     before = current_flags(), random.getstate(), np.random.get_state()[1].tolist(), torch.get_rng_state()
     harness.makepyfile(STATE_CHANGER)
     harness.runpytest().assert_outcomes(passed=1)
