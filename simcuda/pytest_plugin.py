@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -190,16 +191,29 @@ def pytest_make_collect_report(collector: pytest.Collector):
 
 def _skip_a_refused_import(collector: pytest.Collector, report: pytest.CollectReport, refusals: list[str]) -> None:
     """A module (class) whose collection failed on a refusal (a SimulationUnsupported, or the real
-    CUDA's answer while the simulation is open), or after one its code caught, is a skip naming the
-    first refused feature, as a test's phase is, at the module's line that met it."""
+    CUDA's answer while the simulation is open), or on an error raised while handling one, is a
+    skip naming the first refused feature, as a test's phase is, at the module's line that met it.
+    Any other error stays a collection error, whatever refusal the module caught before it."""
     call = getattr(report, "call", None)  # pytest's CallInfo: collect_one_node takes it off the report after this hook
-    excinfo = call.excinfo if call is not None else None
-    if not report.failed or excinfo is None or not (refusals or is_refusal(excinfo.value)):
+    refusal = _refusal_in_chain(call.excinfo.value) if report.failed and call is not None and call.excinfo is not None else None
+    if refusal is None:
         return
-    lines = [entry.lineno + 1 for entry in excinfo.traceback if entry.path == collector.path]
+    lines = [frame.lineno for frame in traceback.extract_tb(refusal.__traceback__) if Path(frame.filename) == collector.path]
     feature = refusals[0] if refusals else REAL_CUDA_REACHED
     report.outcome = "skipped"
     report.longrepr = (str(collector.path), lines[-1] if lines else 1, f"simulated CUDA cannot run this: {feature} (when its module was collected)")
+
+
+def _refusal_in_chain(error: BaseException | None) -> BaseException | None:
+    """The refusal the error is, or was raised from or while handling (pytest's CollectError wraps
+    an import's error), else None."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if is_refusal(error):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -673,6 +673,49 @@ def test_torch_cuda_at_import_is_answered_or_refused_as_in_a_test(pytester: pyte
     }
 
 
+# A module that caught a refusal and then failed on something else entirely: its own error, never a
+# skip (the refusal did not cause it); one that fails while handling the refusal is the refusal's.
+AFTER_A_CAUGHT_REFUSAL = {
+    "test_probe_then_typo": """
+import torch
+
+try:
+    torch.cuda.CUDAGraph()
+except Exception:
+    pass
+from os import no_such_name
+
+
+def test_never_collected():
+    pass
+""",
+    "test_probe_then_needs_it": """
+import torch
+
+try:
+    torch.cuda.CUDAGraph()
+except Exception:
+    raise ImportError("this module needs CUDA graphs")
+
+
+def test_never_collected():
+    pass
+""",
+}
+
+
+def test_an_error_a_caught_refusal_did_not_cause_stays_a_collection_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(**AFTER_A_CAUGHT_REFUSAL)
+    result = pytester.runpytest_subprocess("--simcuda", "-rs", "-p", "no:cacheprovider", "--continue-on-collection-errors")
+    result.assert_outcomes(errors=1, skipped=1)
+    result.stdout.fnmatch_lines_random([
+        "*ERROR collecting test_probe_then_typo.py*",
+        "E   ImportError: cannot import name 'no_such_name' from 'os'*",
+        # the module's line that met the refusal, not pytest's own
+        "SKIPPED * test_probe_then_needs_it.py:4: simulated CUDA cannot run this: CUDA graphs (torch.cuda.CUDAGraph) (when its module was collected)",
+    ])
+
+
 # A refusal met while a fixture of module, class or session scope is set up is every sharing test's:
 # each runs on the value (or the error) the simulation could not make. Before, only the first test
 # was a skip: the later ones passed, or failed with the cached refusal. The twin: a shared fixture

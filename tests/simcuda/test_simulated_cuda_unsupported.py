@@ -14,6 +14,7 @@ import torchvision
 
 from simcuda import SimulationUnsupported, real_cpu, simulated_cuda
 from simcuda.context import simulated_imports
+from simcuda.stand_ins import REAL_CLASSES
 from simcuda.unsupported import is_refusal
 
 
@@ -348,3 +349,10 @@ def test_a_refusal_a_dataloader_worker_raised_again_is_logged_by_its_feature() -
         with pytest.raises(SimulationUnsupported, match="Caught SimulationUnsupported in DataLoader worker process 0"):
             wrapped.reraise()
     assert simulation.refusals == ["torch.Generator(device='cuda')", "torch.Generator(device='cuda') (in a worker)"]
+
+
+def test_each_class_refused_by_its_constructor_has_a_new_of_its_own() -> None:
+    """The simulation swaps `__new__` and puts it back; on a class without one of its own, taking the
+    swapped one away leaves CPython's slot on object.__new__ ("takes exactly one argument"): a torch
+    whose class lost its own `__new__` must fail here, not break that class after every simulation."""
+    assert [cls.__qualname__ for cls in REAL_CLASSES if "__new__" not in vars(cls)] == []
