@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -104,10 +104,14 @@ def requirements_of(package: str, folder: Path) -> list[str]:
 
 def torch_excluded(requires: Sequence[str], torch_version: str) -> str | None:
     """The release's requirement on torch where it excludes `torch_version` (torchvision 0.21.0's
-    torch==2.6.0 beside torch 2.14.1; from 0.29 on torchvision admits torch>=2.14.0), else None.
-    Requirements for an extra do not count."""
+    torch==2.6.0 beside torch 2.14.1; from 0.29.1 on torchvision admits torch>=2.14.0), else None.
+    Requirements for an extra do not count, nor a line that does not parse (old releases' metadata
+    has some), which cannot exclude anything."""
     for line in requires:
-        requirement = Requirement(line)
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
         if canonicalize_name(requirement.name) != "torch" or (requirement.marker and not requirement.marker.evaluate({"extra": ""})):
             continue
         if torch_version and not requirement.specifier.contains(torch_version, prereleases=True):
@@ -259,6 +263,14 @@ class ReleaseRun:
     # Per bug, the release of its package the run held: the scanned release itself, or in an
     # environment scan the paired package's (torchvision 0.21.0 in torch 2.6.0's environment).
     installed: dict[str, str | None]
+    # In an environment scan, the paired packages' releases it held ("torchvision 0.29.2").
+    paired: tuple[str, ...] = ()
+
+
+def paired_releases(folder: Path, pairs: dict[str, dict[str, str]]) -> tuple[str, ...]:
+    """The release of each paired package an environment holds, as "torchvision 0.29.2"."""
+    site = [str(path) for path in folder.glob("lib/python*/site-packages")]
+    return tuple(f"{paired} {installed_version(paired, site) or '(not installed)'}" for paired in pairs)
 
 
 def scan_release(
@@ -268,6 +280,7 @@ def scan_release(
     started = time.perf_counter()
     folder = release_folder(cache, package, release)
     what = f"{package} {release}"
+    paired: tuple[str, ...] = ()
     if policy.pairs is None:
         installed_now = install_into(folder, f"{package}=={release}", what, policy.install_env)
         if excluded := torch_excluded(requirements_of(package, folder), installed_version("torch") or ""):
@@ -281,6 +294,7 @@ def scan_release(
         requirements = environment_requirements(package, release, policy.pairs)
         installed_now = make_environment(folder, requirements, what, policy.install_env)
         on_path, python = None, str(environment_python(folder))
+        paired = paired_releases(folder, policy.pairs)
     installed = time.perf_counter()
     report_dir = out / f"{package}-{release}"
     exit_code = run_suites(on_path, pytest_command(bugs, registry, report_dir, pytest_args, every_suite, python), report_dir)
@@ -293,14 +307,17 @@ def scan_release(
         raise ScanError(str(error)) from None
     verdicts = release_verdicts(document, package, release, bugs)
     return ReleaseRun(
-        release, verdicts, installed_now, round(installed - started, 2), round(finished - installed, 2), exit_code, installed_versions(document, bugs)
+        release, verdicts, installed_now, round(installed - started, 2), round(finished - installed, 2), exit_code,
+        installed_versions(document, bugs), paired,
     )
 
 
 def progress_line(package: str, run: ReleaseRun) -> str:
     verdicts = ", ".join(f"{bug_id} {verdict or '(no verdict)'}" for bug_id, verdict in run.verdicts.items())
     install = "installed" if run.installed_now else "cached"
-    return f"{package} {run.release}: {verdicts} ({run.install_s + run.pytest_s:.1f} s: {install} {run.install_s:.1f} s, pytest {run.pytest_s:.1f} s)"
+    held = f" with {', '.join(run.paired)}" if run.paired else ""
+    took = f"{run.install_s + run.pytest_s:.1f} s: {install} {run.install_s:.1f} s, pytest {run.pytest_s:.1f} s"
+    return f"{package} {run.release}{held}: {verdicts} ({took})"
 
 
 def selected_bugs(registry: dict[str, Bug], package: str, bug_ids: list[str], paired: tuple[str, ...] = ()) -> list[Bug]:

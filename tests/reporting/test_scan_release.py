@@ -19,6 +19,8 @@ from reports.scan.run import (
     install_into,
     last_line,
     package_policy,
+    paired_releases,
+    progress_line,
     release_folder,
     release_verdicts,
     scan,
@@ -143,7 +145,7 @@ def test_an_empty_or_malformed_argument_is_refused_before_anything_runs(argument
     ("requires", "torch", "excluded"),
     [
         (["numpy", "torch==2.6.0", "pillow!=8.3.*,>=5.3.0"], "2.14.1+cu130", "torch==2.6.0"),  # torchvision 0.21.0
-        (["numpy", "torch (>=2.14.0)"], "2.14.1+cu130", None),  # torchvision 0.29.x, as its METADATA spells it
+        (["numpy", "torch (>=2.14.0)"], "2.14.1+cu130", None),  # torchvision 0.29.1 and 0.29.2, as their METADATA spells it
         (["torch (>=2.14.0)"], "2.15.0", None),
         (["torch (>=2.14.0)"], "2.16.0rc1", None),  # a torch release candidate is a torch
         (["torch==2.14.1"], "2.14.1+cu130", None),  # the index's CUDA label is the same release
@@ -152,6 +154,7 @@ def test_an_empty_or_malformed_argument_is_refused_before_anything_runs(argument
         (["torch<2; extra == 'old'"], "2.14.1", None),  # only for an extra
         (['torch<2; python_version < "3"'], "2.14.1", None),  # not for this Python
         (["numpy"], "2.14.1", None),
+        (["typing (>=3.6.*)", "torch==2.6.0"], "2.14.1", "torch==2.6.0"),  # a line that does not parse is passed over
     ],
 )
 def test_a_release_is_judged_only_over_a_torch_it_admits(requires: list[str], torch: str, excluded: str | None) -> None:
@@ -206,7 +209,7 @@ def test_a_torch_release_brings_its_torchvision_pair_and_setuptools() -> None:
     assert policy.bisect_refusal is None and set(policy.pairs) == {"torchvision"}
     assert environment_requirements("torch", "2.6.0", policy.pairs) == ["torch==2.6.0", "torchvision==0.21.*", "setuptools"]
     assert environment_requirements("torch", "2.10.1", policy.pairs) == ["torch==2.10.1", "torchvision==0.25.*", "setuptools"]
-    # torchvision 0.29 admits torch>=2.14.0: its 0.29.2 is torch 2.15's pair, no 0.30 exists.
+    # torchvision 0.29.2 admits torch>=2.14.0 and is torch 2.15's pair: no 0.30 exists.
     assert environment_requirements("torch", "2.15.0", policy.pairs) == ["torch==2.15.0", "torchvision==0.29.*", "setuptools"]
     assert package_policy("kornia").pairs is None  # a folder over the environment's torch
 
@@ -240,3 +243,15 @@ def test_a_torch_scan_judges_torchvision_bugs_by_the_torchvision_each_environmen
     assert summary_lines(Path("out"), [scanned])[0].endswith(
         "registry affected <0.22.0,>=0.16.0, first fixed 0.22.0 (of the release each held: 2.6.0 0.21.0, 2.7.0 0.22.0)"
     )
+
+
+def test_a_torch_releases_line_names_the_torchvision_its_environment_held(tmp_path: Path) -> None:
+    """A torch release newer than the pairs table takes the resolver's torchvision: its line says which."""
+    info = tmp_path / "lib" / "python3.11" / "site-packages" / "torchvision-0.29.2.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torchvision\nVersion: 0.29.2\n")
+    paired = paired_releases(tmp_path, {"torchvision": {}})
+    assert paired == ("torchvision 0.29.2",)
+    run = ReleaseRun("2.16.0", {"torch-48419": "fixed"}, True, 9.0, 20.0, 0, {"torch-48419": "2.16.0"}, paired)
+    assert progress_line("torch", run) == "torch 2.16.0 with torchvision 0.29.2: torch-48419 fixed (29.0 s: installed 9.0 s, pytest 20.0 s)"
+    assert paired_releases(tmp_path / "empty", {"torchvision": {}}) == ("torchvision (not installed)",)
