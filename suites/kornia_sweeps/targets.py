@@ -7,6 +7,7 @@ missed); arguments come from the tables below, made on the device under test.
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -15,6 +16,7 @@ import torch
 from torch import nn
 
 from fixtures.known_bugs.library_api import library_api
+from fixtures.known_bugs.outcomes import Inconclusive
 from fixtures.sweeps.tables import skip_if_older_than_table
 
 kornia = library_api("kornia", first_release="0.1.0")
@@ -68,6 +70,14 @@ CONSTRUCTOR_ARGS: dict[str, dict[str, object]] = {
 
 MOVED = "module moved"  # built, then module.to(device), then called on the device's input
 NOT_MOVED = "module not moved"  # built and left on the CPU, called on the device's input
+# The probability blend: p=MIXED_P and a coin that transforms some elements of the batch and skips
+# the others, so kornia blends transformed and untouched elements (and their matrices), where
+# kornia-4151 lived; at p=1.0 kornia skips that blend. The module is left on the CPU (its coin and
+# parameters drawn there, the input on the device: every blend site meets both devices); moved, a
+# mixed batch found only what the p=1.0 moved way finds (0.7.1 to 0.9.0), at the cost of a way.
+MIXED_BATCH = "mixed batch"
+NOT_MOVED_MIXED = f"{NOT_MOVED}, {MIXED_BATCH}"
+MIXED_P = 0.5
 
 
 @dataclass(frozen=True)
@@ -76,7 +86,8 @@ class SweepCall:
 
     name: str  # dotted, e.g. kornia.filters.gaussian_blur2d
     call: Callable[[torch.device], object]
-    way: str = ""  # for modules: MOVED or NOT_MOVED
+    way: str = ""  # for modules: MOVED, NOT_MOVED or NOT_MOVED_MIXED
+    mixed: bool = False  # a mixed batch (p=MIXED_P): its own CPU run to compare with
 
 
 def public_module_classes(module: ModuleType) -> list[type[nn.Module]]:
@@ -150,12 +161,71 @@ def always_applied(cls: type[nn.Module]) -> dict[str, float]:
     return {"p": 1.0} if "p" in inspect.signature(cls).parameters else {}
 
 
-def augmentation_call(cls: type[nn.Module], way: str = MOVED) -> SweepCall:
-    def call(device: torch.device) -> object:
-        module = build(cls, **always_applied(cls))
-        return module.to(device)(*augmentation_inputs(cls, device)) if way == MOVED else module(*augmentation_inputs(cls, device))
+class CoinNotMixed(Inconclusive):
+    """A mixed-batch call whose coin transformed every element of the batch or none: the blend
+    it exists for did not select between the two."""
 
-    return SweepCall(f"kornia.augmentation.{cls.__name__}", call, way)
+
+def batch_wide_probability(cls: type[nn.Module]) -> str | None:
+    """Why `cls` never mixes a batch (its `p` is the whole batch's: kornia passes it on as
+    `p_batch`, or fixes `same_on_batch=True`), or None where each element has its own coin (or
+    the class cannot be built here: then its mixed-batch call says what happens)."""
+    if "p" not in inspect.signature(cls).parameters:
+        return "no probability"
+    try:
+        module = cls(**CONSTRUCTOR_ARGS.get(cls.__name__, {}), p=MIXED_P)
+    except (TypeError, ValueError):  # an older release's signature: the mixed-batch call skips, naming it
+        return None
+    if getattr(module, "p_batch", 1.0) != 1.0 or getattr(module, "p", MIXED_P) != MIXED_P:
+        return f"p is the whole batch's probability (p={getattr(module, 'p', None)}, p_batch={getattr(module, 'p_batch', None)})"
+    if getattr(module, "same_on_batch", False):
+        return "one coin for the whole batch (same_on_batch=True, fixed by the class)"
+    return None
+
+
+def seed_a_mixed_coin(batch: int) -> int:
+    """Reseed the CPU generator (a module left on the CPU draws its coin there) with the first seed, from
+    one drawn off the current state (so --seed still varies it), whose first `batch` draws give
+    kornia's coin (`torch.rand(batch, device=...) < p`, its first draw in forward) both heads and
+    tails; the seed. At p=0.5 a seed misses with odds 2**(1 - batch): two tries on average."""
+    if batch < 2:
+        raise ValueError(f"a batch of {batch} cannot be mixed")
+    start = int(torch.randint(0, 2**62, ()))
+    seed = next(
+        seed for seed in itertools.count(start)
+        if 0 < int((torch.rand(batch, generator=torch.Generator().manual_seed(seed)) < MIXED_P).sum()) < batch
+    )
+    torch.default_generator.manual_seed(seed)
+    return seed
+
+
+def check_coin_mixed(module: nn.Module, batch: int) -> None:
+    """CoinNotMixed unless the call's `batch_prob` (kept in `_params`) transformed some elements
+    and skipped others: a kornia whose coin is not the first draw of forward, or not
+    `torch.rand(batch) < p`, may not (0.7 and 0.8 sample a Bernoulli: on the CPU the same coin)."""
+    gate = getattr(module, "_params", None) or {}
+    if not isinstance(gate.get("batch_prob"), torch.Tensor):
+        raise CoinNotMixed(f"{type(module).__name__} kept no batch_prob: whether its coin mixed the batch is unknown")
+    applied = int((gate["batch_prob"].detach().reshape(-1) > 0.5).sum().cpu())
+    if not 0 < applied < batch:
+        raise CoinNotMixed(f"the coin transformed {applied} of {batch} elements: no mixed batch, the blend selected nothing")
+
+
+def augmentation_call(cls: type[nn.Module], way: str = MOVED) -> SweepCall:
+    mixed = way == NOT_MOVED_MIXED
+
+    def call(device: torch.device) -> object:
+        module = build(cls, p=MIXED_P) if mixed else build(cls, **always_applied(cls))
+        module = module.to(device) if way == MOVED else module
+        inputs = augmentation_inputs(cls, device)
+        if not mixed:
+            return module(*inputs)
+        seed_a_mixed_coin(inputs[0].shape[0])
+        output = module(*inputs)
+        check_coin_mixed(module, inputs[0].shape[0])
+        return output
+
+    return SweepCall(f"kornia.augmentation.{cls.__name__}", call, way, mixed)
 
 
 # Functions: name -> call on a device. A public function missing here is reported as unswept.
@@ -258,7 +328,16 @@ def function_targets() -> tuple[list[SweepCall], list[str]]:
     return swept, unswept
 
 
-def device_targets(ways: tuple[str, ...] = (MOVED,)) -> list[SweepCall]:
-    """Every augmentation called each of these ways, then every function with an arguments entry."""
+def unmixed_augmentations() -> dict[str, str]:
+    """Augmentations with no mixed-batch call: dotted name -> why kornia never mixes their batch."""
     classes = sorted(public_module_classes(kornia.augmentation), key=lambda cls: cls.__name__)
-    return [augmentation_call(cls, way) for cls in classes for way in ways] + function_targets()[0]
+    return {f"kornia.augmentation.{cls.__name__}": why for cls in classes if (why := batch_wide_probability(cls))}
+
+
+def device_targets(ways: tuple[str, ...] = (MOVED,)) -> list[SweepCall]:
+    """Every augmentation called each of these ways (the mixed batch only where each element has
+    its own coin), then every function with an arguments entry."""
+    classes = sorted(public_module_classes(kornia.augmentation), key=lambda cls: cls.__name__)
+    unmixed = unmixed_augmentations() if NOT_MOVED_MIXED in ways else {}
+    calls = [augmentation_call(cls, way) for cls in classes for way in ways]
+    return [call for call in calls if not (call.mixed and call.name in unmixed)] + function_targets()[0]

@@ -7,10 +7,13 @@ arguments are wrong (a harness error); passing there means the target device cou
 inconclusive on meta, a finding on a GPU.
 
 On the simulated device (simcuda:1, not the default device, so "made on the default GPU" shows)
-every augmentation runs twice, moved with `.to()` and left on the CPU with its input on the device,
-and every output is compared with the CPU run under the same seed: the simulation computes on the
-CPU and draws from the CPU generator, so the values must agree. Findings: a device error, an output
-on another device, an allocation on a device the call never asked for, different values.
+every augmentation runs twice at p=1.0, moved with `.to()` and left on the CPU with its input on
+the device, and, where each element has its own coin, once more left on the CPU at p=0.5 with a
+coin that transforms some elements of the batch and skips the others (the probability blend,
+kornia-4151's site); every output is compared with the CPU run under the same seed: the
+simulation computes on the CPU and draws from the CPU generator, so the values must agree.
+Findings: a device error, an output on another device, an allocation on a device the call never
+asked for, different values.
 """
 
 from __future__ import annotations
@@ -30,7 +33,16 @@ from fixtures.proxies.meta_proxy import (
 )
 from fixtures.sweeps.tables import older_than_table
 from simcuda import SimulationUnsupported, describe
-from suites.kornia_sweeps.targets import MOVED, NOT_MOVED, TABLE_WRITTEN_FOR, SweepCall, device_targets, kornia
+from suites.kornia_sweeps.targets import (
+    MOVED,
+    NOT_MOVED,
+    NOT_MOVED_MIXED,
+    TABLE_WRITTEN_FOR,
+    CoinNotMixed,
+    SweepCall,
+    device_targets,
+    kornia,
+)
 
 TARGETS = {target.name: target for target in device_targets()}
 SIMULATED_DEVICE = "simcuda:1"
@@ -38,8 +50,10 @@ SIMULATED_DEVICE = "simcuda:1"
 # kornia.geometry.transform's 22 functions add 0.1 s, and a GPU runner's first sweep then decides
 # no placement the simulation has not.
 SIMULATED_MODULES = ("kornia.augmentation.", "kornia.filters.", "kornia.enhance.", "kornia.geometry.transform.")
+# The mixed batch (p=0.5, some elements transformed and some not) only here: the simulated sweep
+# decides placement for a GPU's first run, and meta's coin has no values to mix.
 SIMULATED_CALLS: dict[str, list[SweepCall]] = {}
-for _call in device_targets((MOVED, NOT_MOVED)):
+for _call in device_targets((MOVED, NOT_MOVED, NOT_MOVED_MIXED)):
     if _call.name.startswith(SIMULATED_MODULES):
         SIMULATED_CALLS.setdefault(_call.name, []).append(_call)
 FOREIGN_ALLOCATION = "foreign-allocation"
@@ -109,17 +123,34 @@ def simulated_result(target: SweepCall, device: torch.device, simulation: object
     return ProxyResult(CLEAN)
 
 
+def way_result(target: SweepCall, device: torch.device, simulation: object, reference: ProxyResult) -> ProxyResult:
+    """One way's row: the simulated run against its CPU run; with no clean CPU run, inconclusive,
+    saying why (a release failing on plain CPU too, or a mixed batch whose coin did not mix)."""
+    if reference.kind == CLEAN:
+        return simulated_result(target, device, simulation, reference.output)
+    why = reference.detail if reference.kind == INCONCLUSIVE else f"kornia {kornia.__version__} fails on plain CPU too: {reference.detail}"
+    return ProxyResult(INCONCLUSIVE, f"no CPU result to compare with: {why}")
+
+
 @pytest.fixture
-def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> ProxyResult:
+def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> dict[bool, ProxyResult]:
     """The callable's output on a plain CPU, computed before the test's `device` fixture starts the
-    simulation (so kornia sees no CUDA, as on a CPU-only machine); moved or not, a module on the
-    CPU computes the same. On a kornia older than the arguments table a CPU failure is that
-    release's own (0.8.1 on torch 2.15: "check_uniform_bounds" not implemented for 'Long')."""
-    target = SIMULATED_CALLS[request.node.callspec.params["name"]][0]
-    reference = classify_call(lambda: target.call(torch.device("cpu")), "cpu")
-    if reference.kind != CLEAN and not older_than_table(kornia.__version__, TABLE_WRITTEN_FOR):
-        raise AssertionError(f"harness: the sweep's arguments for {target.name} fail on CPU: {reference.detail}")
-    return reference
+    simulation (so kornia sees no CUDA, as on a CPU-only machine), one per coin (`SweepCall.mixed`:
+    p=1.0, or a mixed batch); moved or not, a module on the CPU computes the same. On a kornia
+    older than the arguments table a CPU failure is that release's own (0.8.1 on torch 2.15:
+    "check_uniform_bounds" not implemented for 'Long'); a mixed batch whose coin did not mix is
+    inconclusive (no CPU result: its way on the device is inconclusive too)."""
+    references: dict[bool, ProxyResult] = {}
+    for target in SIMULATED_CALLS[request.node.callspec.params["name"]]:
+        if target.mixed in references:
+            continue
+        if references:
+            torch.manual_seed(seeded_rng)  # the RNG state the first CPU run started from
+        reference = references[target.mixed] = classify_call(lambda target=target: target.call(torch.device("cpu")), "cpu")
+        unmixed = reference.kind == INCONCLUSIVE and reference.detail.startswith(f"{CoinNotMixed.__name__}: ")
+        if reference.kind != CLEAN and not unmixed and not older_than_table(kornia.__version__, TABLE_WRITTEN_FOR):
+            raise AssertionError(f"harness: the sweep's arguments for {target.name} ({target.way}) fail on CPU: {reference.detail}")
+    return references
 
 
 @pytest.mark.simulable
@@ -127,16 +158,10 @@ def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> ProxyResul
 @pytest.mark.parametrize("name", list(SIMULATED_CALLS))
 def test_callable_on_simulated_device(
     # cpu_reference before device: pytest sets fixtures up in this order (checked with --setup-plan)
-    cpu_reference: ProxyResult, device: str, simulation: object, seeded_rng: int, name: str, sweep_record
+    cpu_reference: dict[bool, ProxyResult], device: str, simulation: object, seeded_rng: int, name: str, sweep_record
 ) -> None:
     results = {}
     for target in SIMULATED_CALLS[name]:
         torch.manual_seed(seeded_rng)  # the RNG state the CPU run started from
-        results[target.way] = (
-            simulated_result(target, torch.device(device), simulation, cpu_reference.output)
-            if cpu_reference.kind == CLEAN
-            else ProxyResult(
-                INCONCLUSIVE, f"no CPU result to compare with: kornia {kornia.__version__} fails on plain CPU too: {cpu_reference.detail}"
-            )
-        )
+        results[target.way] = way_result(target, torch.device(device), simulation, cpu_reference[target.mixed])
     sweep_record("device", name, SIMULATED_DEVICE, results)

@@ -94,6 +94,8 @@ def test_a_new_kind_of_finding_on_a_triaged_callable_is_still_new(harness, allow
         ('[state."x"]\nstate-left-behind = { releases = "0.7", reason = "r" }\n', "releases = '0.7' is not a PEP 440 specifier"),
         ('[state."x"]\nstate-left-behind = { release = ">=1", reason = "r" }\n', "unknown field(s) release"),
         ('[state."x"]\nstate-left-behind = { bug = 2791, reason = "r" }\n', "bug must be a registry id string"),
+        ('[state."x"]\nstate-left-behind = []\n', "an empty array of triages"),
+        ('[state."x"]\nstate-left-behind = [{ releases = ">=1", reason = "r" }, { reason = "" }]\n', "needs a non-empty reason string"),
     ],
 )
 def test_malformed_allowlist_is_a_one_line_usage_error(harness, allowlist: Path, text: str, message: str) -> None:
@@ -123,6 +125,24 @@ def test_a_triage_for_some_releases_covers_those_only(harness, allowlist: Path, 
     result.assert_outcomes(**({"passed": 1} if passes else {"failed": 1}))
 
 
+@pytest.mark.parametrize(("releases", "reason"), [(("<1", ">=1"), "the second"), ((">=1", ">=0"), "the first"), (("<1", "<0.1"), None)])
+def test_the_first_of_several_triages_that_covers_the_release_decides(
+    harness, allowlist: Path, releases: tuple[str, str], reason: str | None
+) -> None:
+    """One finding with a cause per release range (kornia 0.7.2's RandomPlanckianJitter buffer and
+    0.9.0rc1's blend meet the same key): an array of triages, the first covering one charged."""
+    first, second = releases
+    allowlist.write_text(
+        f'[device."pytest.found"]\ndevice-error = [\n    {{ releases = "{first}", reason = "the first" }},\n'
+        f'    {{ releases = "{second}", reason = "the second" }},\n]\n'
+    )
+    harness.makepyfile(RELEASE_SCOPED)
+    result = harness.runpytest(f"--sweep-allowlist={allowlist}", "--strict-sweeps", "-p", "no:cacheprovider", f"--report-dir={harness.path / 'out'}")
+    result.assert_outcomes(**({"passed": 1} if reason else {"failed": 1}))
+    (row,) = json.loads((harness.path / "out" / "results.json").read_text())["sweeps"]
+    assert row.get("triaged") == reason
+
+
 @pytest.mark.parametrize(
     ("triage", "installed", "affected", "covers"),
     [
@@ -150,6 +170,6 @@ def test_every_bug_the_shipped_allowlist_charges_is_in_the_shipped_registry() ->
     from fixtures.sweeps.allowlist import load_allowlist
     from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
 
-    charged = {triage.bug for triage in load_allowlist(DEFAULT_ALLOWLIST).values() if triage.bug}
+    charged = {triage.bug for triages in load_allowlist(DEFAULT_ALLOWLIST).values() for triage in triages if triage.bug}
     unknown = charged - set(load_registry())
     assert charged and not unknown, f"the allow-list charges findings to bugs bugs.toml does not hold: {sorted(unknown)}"
