@@ -39,6 +39,7 @@ from fixtures.known_bugs.commits import (
     normalized_url,
     parse_direct_url,
     parse_histories,
+    release_bracket,
 )
 from fixtures.known_bugs.distributions import distribution_of
 from fixtures.known_bugs.registry import load_registry
@@ -133,6 +134,56 @@ def test_the_registry_commits_place_every_release_tag_as_its_version_does(bug_id
 def test_a_commit_the_history_lacks_is_a_history_error(commits: dict[str, str]) -> None:
     with pytest.raises(HistoryError, match="cannot compare"):
         is_ancestor(Path(commits["path"]), "0" * 40, commits["after"])
+
+
+@pytest.fixture(scope="module")
+def tagged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """root (v0.1.0) - a - b (v0.2.0rc1) - c - d (v0.2.0, and a tag that is no version) - e; and a
+    rewritten copy of root's history (v0.0.9 on it, as kornia's tags up to 0.7.1), merged into c."""
+    repository = tmp_path_factory.mktemp("tagged")
+    git(repository, "init", "-q", "-b", "main")
+    named = {"path": str(repository)}
+    for name in ("root", "a", "b", "c", "d", "e"):
+        git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", name)
+        named[name] = git(repository, "rev-parse", "HEAD")
+    for tag, name in (("v0.1.0", "root"), ("v0.2.0rc1", "b"), ("v0.2.0", "d"), ("nightly", "d")):
+        git(repository, "tag", tag, named[name])
+    git(repository, "checkout", "-q", "--orphan", "rewritten")
+    git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "old history")
+    named["old"] = git(repository, "rev-parse", "HEAD")
+    git(repository, "tag", "0.0.9", named["old"])
+    return named
+
+
+@pytest.mark.parametrize(
+    ("commit", "bracket"),
+    [
+        ("a", ("0.1.0", "0.2.0rc1")),  # between two releases
+        ("c", ("0.2.0rc1", "0.2.0")),  # a candidate is a release
+        ("b", ("0.2.0rc1", "0.2.0rc1")),  # tagged at the commit itself
+        ("e", ("0.2.0", None)),  # after the newest release: the newest in its history
+        ("old", ("0.0.9", "0.0.9")),  # a tag without "v"
+        ("root", ("0.1.0", "0.1.0")),
+    ],
+)
+def test_a_commit_lies_between_the_releases_tagged_around_it(tagged: dict[str, str], commit: str, bracket: tuple) -> None:
+    before, after = release_bracket(Path(tagged["path"]), tagged[commit])
+    assert (str(before) if before else None, str(after) if after else None) == bracket
+
+
+def test_a_commit_of_a_rewritten_history_is_placed_by_the_release_after_it(tagged: dict[str, str], tmp_path: Path) -> None:
+    """kornia master at d6e14859 holds no tag in its history (0.7.1's commits were rewritten), while 0.7.2's history holds it."""
+    repository = tmp_path / "rewritten"
+    git(tmp_path, "clone", "-q", tagged["path"], str(repository))
+    git(repository, "checkout", "-q", "--orphan", "fresh")
+    git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "0.2.1's development")
+    fresh = git(repository, "rev-parse", "HEAD")
+    git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "release")
+    git(repository, "tag", "v0.2.1")
+    before, after = release_bracket(repository, fresh)
+    assert (str(before), str(after)) == ("0.2.0", "0.2.1")
+    with pytest.raises(HistoryError, match="cannot list its tags"):
+        release_bracket(repository, "0" * 40)
 
 
 @pytest.mark.parametrize(

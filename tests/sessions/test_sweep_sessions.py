@@ -165,6 +165,33 @@ def test_what_a_triage_covers(triage: dict, installed: str | None, affected: boo
     assert accepted(parse_triage(triage, "x"), installed, affected) is covers
 
 
+@pytest.mark.parametrize(
+    ("releases", "bracket", "covers"),
+    [
+        (">=0.6.10,<=0.7.2", ("0.7.1", "0.7.2"), True),  # kornia master at d6e14859, 0.7.2's development
+        ("==0.7.2", ("0.7.1", "0.7.2"), False),  # 0.7.1 is outside
+        (">=0.7.2", ("0.7.1", "0.7.2"), False),
+        ("==0.7.2", ("0.7.2", "0.7.2"), True),  # the commit tagged 0.7.2
+        (">=0.8.3,<=0.9.0rc1", ("0.8.3", "0.9.0rc1"), True),
+        (">=0.8.3,<=0.9.0rc1", ("0.9.0rc1", None), False),  # after the newest release, the range closed above
+        (">=0.8.3", ("0.9.0rc1", None), True),  # ... open above
+        ("<=0.7.2", (None, "0.6.10"), True),  # before the first release, the range open below
+        (">=0.6.10,<=0.7.2", (None, "0.6.10"), False),
+        (">=0.6.10", (None, None), False),  # no release tagged around it: placed nowhere
+    ],
+)
+def test_a_git_build_is_covered_where_the_releases_around_it_are(releases: str, bracket: tuple, covers: bool) -> None:
+    from packaging.version import Version
+
+    from fixtures.sweeps.allowlist import accepted, parse_triage
+
+    around = tuple(Version(end) if end else None for end in bracket)
+    triage = parse_triage({"reason": "r", "releases": releases}, "x")
+    # A git build's version ("0.7.2.dev0", or a release's number its tree still says) places nothing.
+    assert accepted(triage, None, None, around) is covers
+    assert accepted(triage, None, None, None) is False
+
+
 def test_every_bug_the_shipped_allowlist_charges_is_in_the_shipped_registry() -> None:
     from fixtures.known_bugs.registry import load_registry
     from fixtures.sweeps.allowlist import load_allowlist
@@ -173,3 +200,20 @@ def test_every_bug_the_shipped_allowlist_charges_is_in_the_shipped_registry() ->
     charged = {triage.bug for triages in load_allowlist(DEFAULT_ALLOWLIST).values() for triage in triages if triage.bug}
     unknown = charged - set(load_registry())
     assert charged and not unknown, f"the allow-list charges findings to bugs bugs.toml does not hold: {sorted(unknown)}"
+
+
+def test_the_sweeps_place_a_git_build_by_its_commit_and_a_release_by_its_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from packaging.version import Version
+
+    from fixtures.sweeps import plugin
+
+    around = (Version("0.7.1"), Version("0.7.2"))
+    monkeypatch.setattr(plugin, "histories_of", lambda config: {})
+    monkeypatch.setattr(plugin, "installed_version", lambda package: {"kornia": "0.7.2.dev0", "torchvision": "0.29.1"}[package])
+    monkeypatch.setattr(plugin, "git_build", lambda package: object() if package == "kornia" else None)
+    monkeypatch.setattr(plugin, "git_build_bracket", lambda package, named: around)
+    config = SimpleNamespace(stash={plugin._PLACED: {}})
+    assert plugin.placed(config, "kornia") == (None, around)  # its version, 0.7.2.dev0, names no commit
+    assert plugin.placed(config, "torchvision") == ("0.29.1", None)
