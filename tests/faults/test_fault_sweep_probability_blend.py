@@ -25,7 +25,7 @@ from suites.kornia_sweeps.targets import (
     seed_a_mixed_coin,
     unmixed_augmentations,
 )
-from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS, way_result
+from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS, harness_error, way_result
 from tests.faults.test_fault_kornia_4151 import blend_gates_left_on_the_cpu
 
 DEVICE = torch.device("cuda:1")
@@ -56,6 +56,17 @@ class CoinAlwaysHeads(RandomHorizontalFlip):
 
     def __batch_prob_generator__(self, batch_shape, p, p_batch, same_on_batch):
         return torch.ones(batch_shape[0], device=self.device)
+
+
+class CoinAlwaysTailsAndSkippedOnTheCpu(RandomHorizontalFlip):
+    """A coin that skips every element, and the skipped elements handed back through a CPU tensor:
+    a path p=1.0 never takes."""
+
+    def __batch_prob_generator__(self, batch_shape, p, p_batch, same_on_batch):
+        return torch.zeros(batch_shape[0], device=self.device)
+
+    def apply_non_transform(self, input, params, flags, transform=None):
+        return input + torch.zeros_like(input, device="cpu")
 
 
 def swept(cls: type) -> dict[str, ProxyResult]:
@@ -146,3 +157,23 @@ def test_every_augmentation_with_a_coin_per_element_gets_a_mixed_batch_and_only_
 
 def test_the_stream_sweep_takes_no_mixed_batch() -> None:
     assert {call.way for call in stream_sweep.CALLS.values()} == {MOVED}
+
+
+def test_a_device_error_on_the_path_an_unmixed_coin_took_is_still_a_finding() -> None:
+    """No mixed batch, so no CPU result to compare values with; but the device's run still goes,
+    and its device error is a finding (before, the row was inconclusive and the error lost)."""
+    rows = swept(CoinAlwaysTailsAndSkippedOnTheCpu)
+    assert (rows[MOVED].kind, rows[NOT_MOVED].kind) == (CLEAN, CLEAN), rows
+    assert (rows[NOT_MOVED_MIXED].kind, rows[NOT_MOVED_MIXED].found) == (FINDING, DEVICE_ERROR), rows
+
+
+def test_on_the_tables_release_a_cpu_failure_is_the_harnesss_error_and_an_unmixed_coin_is_not() -> None:
+    call = augmentation_call(CoinAlwaysHeads, NOT_MOVED_MIXED)
+    torch.manual_seed(0)
+    unmixed = classify_call(lambda: call.call(torch.device("cpu")), "cpu")
+    assert unmixed.kind == INCONCLUSIVE and harness_error(call, unmixed, "0.9.0") is None, unmixed
+    failed = ProxyResult(FINDING, "RuntimeError: bad arguments", found=DEVICE_ERROR)
+    assert harness_error(call, failed, "0.9.0") == (
+        f"harness: the sweep's arguments for {call.name} (module not moved, mixed batch) fail on CPU: RuntimeError: bad arguments"
+    )
+    assert harness_error(call, failed, "0.6.10") is None  # a release older than the table: its own failure

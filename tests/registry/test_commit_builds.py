@@ -138,7 +138,8 @@ def test_a_commit_the_history_lacks_is_a_history_error(commits: dict[str, str]) 
 
 @pytest.fixture(scope="module")
 def tagged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """root (v0.1.0) - a - b (v0.2.0rc1) - c - d (v0.2.0, and a tag that is no version) - e; and a
+    """root (v0.1.0) - a - b (v0.2.0rc1) - c - d (v0.2.0, and a tag that is no version) - e (a tag PEP
+    440 would read as 2b0, which spells no release); and a
     rewritten copy of root's history (v0.0.9 on it, as kornia's tags up to 0.7.1), merged into c."""
     repository = tmp_path_factory.mktemp("tagged")
     git(repository, "init", "-q", "-b", "main")
@@ -146,7 +147,7 @@ def tagged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     for name in ("root", "a", "b", "c", "d", "e"):
         git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", name)
         named[name] = git(repository, "rev-parse", "HEAD")
-    for tag, name in (("v0.1.0", "root"), ("v0.2.0rc1", "b"), ("v0.2.0", "d"), ("nightly", "d")):
+    for tag, name in (("v0.1.0", "root"), ("v0.2.0rc1", "b"), ("v0.2.0", "d"), ("nightly", "d"), ("v2-beta", "e")):
         git(repository, "tag", tag, named[name])
     git(repository, "checkout", "-q", "--orphan", "rewritten")
     git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "old history")
