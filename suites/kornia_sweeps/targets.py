@@ -1,7 +1,8 @@
 """What the sweeps run: kornia's public modules and functions, each with small valid arguments.
 
-Listing is by introspection (a new public callable is swept or named as unswept, never silently
-missed); arguments come from the tables below, made on the device under test.
+Listing is by introspection: every public augmentation is swept; a public function is swept where
+the arguments table below has it (`function_targets` names the others); arguments are made on the
+device under test.
 """
 
 from __future__ import annotations
