@@ -168,9 +168,9 @@ def pytest_make_collect_report(collector: pytest.Collector):
     GPU's memory outlives a test, and each test's simulation takes them. The names the module
     imports from torch stay torch's own (context.simulated_imports). What the import refused, its
     code caught (a probe at module level), is refused again in each of the module's tests: which
-    of them depend on it no one can tell. An import that fails on a refusal, or after one, makes
-    the module (class) a skip naming it: a collection error would stop the whole session. The real
-    CUDA started or allocated meanwhile (a GPU machine) is such a refusal too."""
+    of them depend on it no one can tell. An import that fails on a refusal (or on an error raised
+    while handling one) makes the module (class) a skip naming it: a collection error would stop the
+    whole session. The real CUDA started or allocated meanwhile (a GPU machine) is such a refusal too."""
     if not isinstance(collector, (pytest.Module, pytest.Class)) or not _active(collector.config):
         return (yield)
     from simcuda.context import simulated_imports  # imports torch (asked for: --simcuda)

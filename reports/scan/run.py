@@ -283,9 +283,10 @@ def scan_release(
     paired: tuple[str, ...] = ()
     if policy.pairs is None:
         installed_now = install_into(folder, f"{package}=={release}", what, policy.install_env)
-        if excluded := torch_excluded(requirements_of(package, folder), installed_version("torch") or ""):
+        torch_here = installed_version("torch") or ""
+        if excluded := torch_excluded(requirements_of(package, folder), torch_here):
             raise ScanError(
-                f"{what} requires {excluded} and this environment has torch {installed_version('torch')}: it would be judged over a torch "
+                f"{what} requires {excluded} and this environment has torch {torch_here}: it would be judged over a torch "
                 "it was not built for (install a torch it admits beside the harness, or scan torch releases: python -m reports scan torch "
                 "RELEASE, each in an environment with its torchvision pair)"
             )

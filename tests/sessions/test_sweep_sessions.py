@@ -213,7 +213,7 @@ def test_the_sweeps_place_a_git_build_by_its_commit_and_a_release_by_its_version
     monkeypatch.setattr(plugin, "histories_of", lambda config: {})
     monkeypatch.setattr(plugin, "installed_version", lambda package: {"kornia": "0.7.2.dev0", "torchvision": "0.29.1"}[package])
     monkeypatch.setattr(plugin, "git_build", lambda package: object() if package == "kornia" else None)
-    monkeypatch.setattr(plugin, "git_build_bracket", lambda package, named: around)
+    monkeypatch.setattr(plugin, "git_build_bracket", lambda build, named: around)
     config = SimpleNamespace(stash={plugin._PLACED: {}})
     assert plugin.placed(config, "kornia") == (None, around)  # its version, 0.7.2.dev0, names no commit
     assert plugin.placed(config, "torchvision") == ("0.29.1", None)
