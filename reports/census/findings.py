@@ -1,6 +1,7 @@
 """A census's findings: each release's failures grouped by cause across releases, with the first
 and last release seen and what upstream knows of it (matches.toml, or the sweep allow-list's
-triage). Pure, but for reading matches.toml."""
+triage, and whether that triage is wider than the releases the finding showed in). Pure, but for
+reading matches.toml."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fixtures.sweeps.allowlist import AllowList
 from fixtures.toml_files import read_toml
 
 MATCHES_TOML = Path(__file__).with_name("matches.toml")
@@ -79,7 +81,7 @@ class Finding:
     releases: list[str]
     tests: dict[str, list[str]]  # release -> test node ids (the first few)
     triage: dict[str, str]  # a sweep finding's allow-list triage (bug / reason), the same at each of its releases
-    match: dict[str, str]  # {"kind": bug|upstream|not_found|triaged|unmatched, "value": ..., "how": ...}
+    match: dict[str, str]  # {"kind": bug|upstream|not_found|not_a_bug|triaged|wider|unmatched, "value": ..., "how": ...}
 
     @property
     def first(self) -> str:
@@ -103,11 +105,25 @@ def match_of(where: str, error: str, triage: dict[str, str], matches: list[Match
     return {"kind": "unmatched", "value": "", "how": "nobody has looked for it upstream yet"}
 
 
-def group_findings(failures: list[Failure], release_order: list[str], matches: list[Match]) -> list[Finding]:
+def wider_than_seen(finding: Finding, newest: str, allowlist: AllowList) -> bool:
+    """A sweep finding whose allow-list triage (the one with its reason) covers every release, no
+    `releases` and no bug, though the census last saw it before its newest release: a return at a
+    later release would be accepted unseen. Its triage wants the releases it shows in."""
+    reason = finding.triage.get("reason")
+    if finding.kind != SWEEP or finding.last == newest or finding.triage.get("bug") or not reason:
+        return False
+    sweep, _, name = finding.where.partition(": ")
+    triages = allowlist.get((sweep, name, finding.error), ())
+    return any(triage.reason == reason and triage.releases is None and triage.bug is None for triage in triages)
+
+
+def group_findings(failures: list[Failure], release_order: list[str], matches: list[Match], allowlist: AllowList) -> list[Finding]:
     """One finding per (kind, where, error, allow-list triage), its releases in `release_order`;
     oldest first seen first. The allow-list triages a finding at the releases of its entry only
     (a bug's affected range): where it comes back outside them (after the fix) it is a finding of
-    its own, never hidden behind the registered bug."""
+    its own, never hidden behind the registered bug. A triage for every release of a finding gone
+    before the newest release is `wider` (wider_than_seen), which fails the census as an unmatched
+    finding does."""
     grouped: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], list[Failure]] = {}
     for failure in failures:
         grouped.setdefault((failure.kind, failure.where, failure.error, tuple(sorted(failure.triage.items()))), []).append(failure)
@@ -117,6 +133,13 @@ def group_findings(failures: list[Failure], release_order: list[str], matches: l
         tests = {release: sorted({member.test for member in members if member.release == release})[:EXAMPLES] for release in releases}
         triage = dict(triaged)
         every_test = [member.test for member in members]
-        findings.append(Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches, every_test)))
+        finding = Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches, every_test))
+        if finding.match["kind"] == "triaged" and wider_than_seen(finding, release_order[-1], allowlist):
+            finding.match = {
+                "kind": "wider", "value": "",
+                "how": f"the sweep allow-list triages it for every release, but it was last seen at {finding.last}, not at {release_order[-1]}: "
+                "give the triage the releases it shows in (`releases`), so that a return is a new finding",
+            }
+        findings.append(finding)
     position = {release: index for index, release in enumerate(release_order)}
     return sorted(findings, key=lambda finding: (position[finding.first], finding.kind, finding.where, finding.error))

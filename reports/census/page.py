@@ -19,6 +19,7 @@ MATCH_WORDS = {
     "not_found": "not found upstream",
     "not_a_bug": "not a device bug",
     "triaged": "triaged in the sweep allow-list",
+    "wider": "triaged in the sweep allow-list for more releases than it shows in",
     "unmatched": "unmatched: not looked for upstream yet",
 }
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from fixtures.known_bugs.registry import RegistryError, load_registry
 from fixtures.known_bugs.versions import installed_version
+from fixtures.sweeps.allowlist import DEFAULT_ALLOWLIST, AllowlistError, load_allowlist
 from fixtures.toml_files import read_toml
 from reports import REPOSITORY
 from reports.census.causes import cause_of
@@ -280,13 +281,14 @@ def census(
 ) -> int:
     """Oldest release first, a progress line each; bad input stops with one line (exit 2), keeping
     what was done in census.json / census.html / census.md. Exit 1 when a finding is unmatched
-    (nobody has looked for it upstream, nor registered it)."""
+    (nobody has looked for it upstream, nor registered it) or triaged wider than it shows."""
     try:
         suite = load_suite(package, suites)
         matches = load_matches(package, matches_file, frozenset(load_registry(registry_path)))
+        allowlist = load_allowlist(DEFAULT_ALLOWLIST)  # the one the census's sweeps run with
         releases = census_releases(arguments, tagged_releases(repository_tags(repo)), parse_tests_at(tests_at))
         out.mkdir(parents=True, exist_ok=True)
-    except (ScanError, MatchesError, RegistryError, ReleaseRangeError) as error:
+    except (ScanError, MatchesError, RegistryError, ReleaseRangeError, AllowlistError) as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT
     except OSError as error:
@@ -299,7 +301,7 @@ def census(
         ),
         lambda run: say(progress_line(package, run)),
     )
-    findings = group_findings([failure for run in runs for failure in run.failures], [run.release for run in runs], matches)
+    findings = group_findings([failure for run in runs for failure in run.failures], [run.release for run in runs], matches, allowlist)
     entries = [census_run_entry(run) for run in runs]
     document = census_document(package, str(repo), datetime.date.today().isoformat(), entries, findings, stopped, suite.pytest_args, suite.sweeps)
     return write_census(out, document, say)
@@ -315,7 +317,7 @@ def write_census(out: Path, document: dict, say: Callable[[str], None]) -> int:
     say(f"census: {out / 'census.json'}, {out / 'census.html'}, {out / 'census.md'}")
     if document["stopped"]:
         return BAD_INPUT
-    return UNMATCHED if any(finding["match"]["kind"] == "unmatched" for finding in document["findings"]) else DONE
+    return UNMATCHED if any(finding["match"]["kind"] in ("unmatched", "wider") for finding in document["findings"]) else DONE
 
 
 def redraw(
@@ -330,6 +332,7 @@ def redraw(
         package = document["package"]
         suite = load_suite(package, suites)
         matches = load_matches(package, matches_file, frozenset(load_registry(registry_path)))
+        allowlist = load_allowlist(DEFAULT_ALLOWLIST)
         failures = []
         for run in document["releases"]:
             folder = release_folder(cache, package, run["release"])
@@ -338,10 +341,10 @@ def redraw(
     except OSError as error:
         print(f"error: {error.filename}: cannot read: {error.strerror}", file=sys.stderr)
         return BAD_INPUT
-    except (MatchesError, RegistryError, ScanError) as error:
+    except (MatchesError, RegistryError, ScanError, AllowlistError) as error:
         print(f"error: {error}", file=sys.stderr)
         return BAD_INPUT
-    findings = group_findings(failures, [run["release"] for run in document["releases"]], matches)
+    findings = group_findings(failures, [run["release"] for run in document["releases"]], matches, allowlist)
     redrawn = census_document(
         package, document["repository"], document["date"], document["releases"], findings, document["stopped"], suite.pytest_args, suite.sweeps
     )

@@ -16,13 +16,26 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.sweeps.allowlist import DEFAULT_ALLOWLIST, load_allowlist, parse_allowlist
 from reports.__main__ import main
 from reports.census.causes import cause_of, error_line
-from reports.census.findings import CUDA_CASE, OWN_TESTS, SWEEP, Failure, Match, MatchesError, group_findings, load_matches, place_of_test
+from reports.census.findings import (
+    CUDA_CASE,
+    OWN_TESTS,
+    SWEEP,
+    Failure,
+    Finding,
+    Match,
+    MatchesError,
+    group_findings,
+    load_matches,
+    place_of_test,
+    wider_than_seen,
+)
 from reports.census.junit import Outcome, compare, junit_id, node_id
 from reports.census.page import census_document, census_markdown
 from reports.census.releases import ReleaseRangeError, census_releases, parse_tests_at, tagged_releases
-from reports.census.run import CensusSuite, export_tests, load_suite, read_census, sweep_failures
+from reports.census.run import CensusSuite, export_tests, load_suite, read_census, sweep_failures, write_census
 from reports.scan.run import ScanError, release_folder
 from tests.conftest import REPO
 from tests.helpers import warm_python
@@ -123,7 +136,7 @@ def test_one_cause_at_several_releases_is_one_finding_from_its_first_to_its_last
         Failure("0.8.2", CUDA_CASE, "kornia/b.py:f", "TypeError: x", "tests/t.py::test_c[cuda]"),
     ]
     matches = [Match(where, "RuntimeError: Expected all tensors", "upstream", "https://github.com/kornia/kornia/issues/4536", "the traceback's line")]
-    first, second = group_findings(failures, ["0.8.1", "0.8.2", "0.8.3"], matches)
+    first, second = group_findings(failures, ["0.8.1", "0.8.2", "0.8.3"], matches, {})
     assert (first.kind, first.releases, first.first, first.last) == (CUDA_CASE, ["0.8.2"], "0.8.2", "0.8.2")
     assert first.match["kind"] == "unmatched"
     assert (second.releases, second.tests) == (["0.8.2", "0.8.3"], {"0.8.2": ["tests/t.py::test_a"], "0.8.3": ["tests/t.py::test_b"]})
@@ -135,8 +148,8 @@ def test_a_match_for_one_test_leaves_other_tests_failing_at_the_same_place_unmat
     where, error = "kornia/geometry/transform/imgwarp.py:homography_warp", "TypeError: Patch and homography must be on the same device"
     match = Match(where, "TypeError: Patch", "not_a_bug", "the test leaves the module on the CPU", "its source", test="geometry/t.py::T::test_a")
     failures = [Failure("0.9.0", OWN_TESTS, where, error, "tests/geometry/t.py::T::test_a[cpu]")]
-    (mine,) = group_findings(failures, ["0.9.0"], [match])
-    (other,) = group_findings([Failure("0.9.0", OWN_TESTS, where, error, "tests/geometry/t.py::T::test_b[cpu]")], ["0.9.0"], [match])
+    (mine,) = group_findings(failures, ["0.9.0"], [match], {})
+    (other,) = group_findings([Failure("0.9.0", OWN_TESTS, where, error, "tests/geometry/t.py::T::test_b[cpu]")], ["0.9.0"], [match], {})
     assert (mine.match["kind"], other.match["kind"]) == ("not_a_bug", "unmatched")
 
 
@@ -148,7 +161,7 @@ def test_a_sweep_finding_the_allow_list_charges_to_a_bug_belongs_to_that_bug() -
         {"sweep": "state", "callable": "kornia.enhance.Normalize", "device": "cpu", "result": "finding", "finding": "state-left-behind",
          "triaged": "re-cast on every call"},
     ]}
-    charged, triaged = group_findings(sweep_failures("0.8.2", document), ["0.8.2"], [])
+    charged, triaged = group_findings(sweep_failures("0.8.2", document), ["0.8.2"], [], {})
     assert (charged.kind, charged.where, charged.error) == (SWEEP, "device: kornia.augmentation.RandomShear", "device-error (module moved)")
     assert charged.match["kind"] == "bug" and charged.match["value"] == "kornia-4415"
     assert triaged.match == {"kind": "triaged", "value": "", "how": "the sweep allow-list: re-cast on every call"}
@@ -163,9 +176,48 @@ def test_a_charged_finding_that_comes_back_after_the_bugs_fix_is_a_finding_of_it
         *sweep_failures("0.8.2", {"sweeps": [{**row, "triaged": "the registered bug", "charged": "kornia-4536"}]}),
         *sweep_failures("0.9.0", {"sweeps": [row]}),
     ]
-    charged, back = group_findings(failures, ["0.8.2", "0.9.0"], [])
+    charged, back = group_findings(failures, ["0.8.2", "0.9.0"], [], {})
     assert (charged.releases, charged.match["kind"], charged.match["value"]) == (["0.8.2"], "bug", "kornia-4536")
     assert (back.releases, back.match["kind"]) == (["0.9.0"], "unmatched")
+
+
+PLANCKIAN = {"sweep": "device", "callable": "kornia.augmentation.RandomPlanckianJitter", "device": "simcuda:1", "result": "finding",
+             "finding": "device-error (module not moved)", "triaged": "the nn.Module contract"}
+
+
+@pytest.mark.parametrize(
+    ("triage", "seen_at", "kind"),
+    [
+        ('"the nn.Module contract"', ["0.7.2"], "wider"),  # every release, gone after 0.7.2: a return would be hidden
+        ('"the nn.Module contract"', ["0.7.2", "0.9.0"], "triaged"),  # every release, still there at the newest
+        ('{ releases = ">=0.7.1,<=0.7.2", reason = "the nn.Module contract" }', ["0.7.2"], "triaged"),  # scoped to where it shows
+        ('[{ releases = "==0.6.10", reason = "another cause" }, "the nn.Module contract"]', ["0.7.2"], "wider"),  # the array's triage with its reason
+    ],
+)
+def test_a_triage_for_every_release_of_a_finding_gone_before_the_newest_fails_the_census(
+    triage: str, seen_at: list[str], kind: str, tmp_path: Path
+) -> None:
+    """RandomPlanckianJitter's p=1.0 `device-error (module not moved)`: seen at 0.7.2 alone, and
+    once triaged for every release, so that its return at 0.9.1 would have been accepted unseen."""
+    allowlist = parse_allowlist(f'[device."kornia.augmentation.RandomPlanckianJitter"]\n"device-error (module not moved)" = {triage}\n', "a.toml")
+    failures = [failure for release in seen_at for failure in sweep_failures(release, {"sweeps": [PLANCKIAN]})]
+    (finding,) = group_findings(failures, ["0.6.10", "0.7.2", "0.8.1", "0.9.0"], [], allowlist)
+    assert finding.match["kind"] == kind
+    if kind == "wider":
+        assert finding.match["how"].startswith("the sweep allow-list triages it for every release, but it was last seen at 0.7.2, not at 0.9.0")
+        document = census_document("kornia", "repo", "2026-11-29", [], [finding], None, [], ["suites/kornia_sweeps"])
+        assert write_census(tmp_path, document, lambda line: None) == 1  # as an unmatched finding does, it fails the census
+
+
+def test_no_sweep_finding_of_the_kept_kornia_census_is_triaged_for_more_releases_than_it_shows_in() -> None:
+    """docs/census/kornia.json measured each sweep finding's releases (0.6.10 to 0.9.0); a triage
+    for every release of one that is gone at 0.9.0 hides its return (wider_than_seen)."""
+    document = read_census(REPO / "docs" / "census" / "kornia.json")
+    newest = document["releases"][-1]["release"]
+    allowlist = load_allowlist(DEFAULT_ALLOWLIST)
+    kept = [Finding(**{name: finding[name] for name in Finding.__dataclass_fields__}) for finding in document["findings"]]
+    wider = [(finding.where, finding.error, finding.releases) for finding in kept if wider_than_seen(finding, newest, allowlist)]
+    assert [finding for finding in kept if finding.kind == SWEEP] and not wider, wider
 
 
 @pytest.mark.parametrize(

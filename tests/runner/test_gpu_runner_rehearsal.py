@@ -32,7 +32,7 @@ import torch
 from fixtures.known_bugs.registry import load_registry
 from fixtures.known_bugs.versions import affected_status
 from fixtures.plugins import HARNESS_PLUGINS
-from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
+from fixtures.sweeps.allowlist import DEFAULT_ALLOWLIST
 from reports.acceptance.summary import combined_lines, missing_results_lines
 from reports.run.loading import ResultsError, load_results
 from reports.scan.run import install_into, release_folder

@@ -194,8 +194,7 @@ def test_a_git_build_is_covered_where_the_releases_around_it_are(releases: str, 
 
 def test_every_bug_the_shipped_allowlist_charges_is_in_the_shipped_registry() -> None:
     from fixtures.known_bugs.registry import load_registry
-    from fixtures.sweeps.allowlist import load_allowlist
-    from fixtures.sweeps.plugin import DEFAULT_ALLOWLIST
+    from fixtures.sweeps.allowlist import DEFAULT_ALLOWLIST, load_allowlist
 
     charged = {triage.bug for triages in load_allowlist(DEFAULT_ALLOWLIST).values() for triage in triages if triage.bug}
     unknown = charged - set(load_registry())
