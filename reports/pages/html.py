@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 VERDICTS_CSS = Path(__file__).with_name("verdicts.css")
-SWEEP_OUTCOMES = ("finding", "inconclusive", "clean")
+SWEEP_OUTCOMES = ("finding", "inconclusive", "clean", "unswept")
 # What an upstream address's path says it is: a pull request is never labelled an issue.
 UPSTREAM_KINDS = {"issues": "issue", "pull": "PR", "commit": "commit"}
 # The page's legend: docs/reference/verdicts.md in short, in the order a reviewer meets them.
@@ -167,7 +167,7 @@ def verdict_table(records: list[dict], tests: Sequence[dict] = ()) -> str:
 
 
 def sweep_outcome(entry: dict) -> str:
-    """finding, inconclusive or clean (fixtures/sweeps/plugin.py calls the field "result")."""
+    """finding, inconclusive, clean or unswept (fixtures/sweeps/plugin.py calls the field "result")."""
     return str(entry.get("result") or entry.get("outcome") or entry.get("kind") or "unknown")
 
 
@@ -194,27 +194,29 @@ def _sweep_table(entries: list[dict]) -> str:
 
 
 def sweeps_summary(sweeps: object) -> str:
-    """The tally, then new (untriaged) findings in full; triaged findings and inconclusive
-    results folded away, since a long list of them would push everything else off the page."""
+    """The tally, then new (untriaged) findings in full; triaged findings, inconclusive results and
+    callables not swept folded away, since a long list of them would push everything else off the page."""
     entries = [entry for entry in sweeps if isinstance(entry, dict)] if isinstance(sweeps, list) else []
     if not entries:
         return '<p class="muted sweeps-none">No sweep results in this run.</p>'
     counts = {outcome: 0 for outcome in SWEEP_OUTCOMES}
     for entry in entries:
         counts[sweep_outcome(entry)] = counts.get(sweep_outcome(entry), 0) + 1
-    tally = ", ".join(counted(count, outcome) if outcome == "finding" else f"{count} {outcome}" for outcome, count in counts.items())
+    shown = {outcome: count for outcome, count in counts.items() if count or outcome != "unswept"}  # unswept only where a sweep names some
+    tally = ", ".join(counted(count, outcome) if outcome == "finding" else f"{count} {outcome}" for outcome, count in shown.items())
     findings = [entry for entry in entries if sweep_outcome(entry) == "finding"]
     groups = {
         "new": [entry for entry in findings if not entry.get("triaged")],
         "triaged": [entry for entry in findings if entry.get("triaged")],
         "inconclusive": [entry for entry in entries if sweep_outcome(entry) == "inconclusive"],
+        "unswept": [entry for entry in entries if sweep_outcome(entry) == "unswept"],
     }
     parts = [f'<p class="sweeps-tally">{len(entries)} sweep results (callable x sweep x device x way): {escape(tally)}.</p>']
     if groups["new"]:
         parts.append(f'<p class="sweep-new">New findings ({len(groups["new"])}):</p>{_sweep_table(groups["new"])}')
     else:
         parts.append('<p class="sweep-new">No new finding.</p>')
-    for key, title in (("triaged", "Triaged findings"), ("inconclusive", "Inconclusive")):
+    for key, title in (("triaged", "Triaged findings"), ("inconclusive", "Inconclusive"), ("unswept", "Not swept")):
         if groups[key]:
             parts.append(f'<details class="sweeps-{key}"><summary>{title} ({len(groups[key])})</summary>{_sweep_table(groups[key])}</details>')
     return "".join(parts)

@@ -229,7 +229,8 @@ def augmentation_call(cls: type[nn.Module], way: str = MOVED) -> SweepCall:
     return SweepCall(f"kornia.augmentation.{cls.__name__}", call, way, mixed)
 
 
-# Functions: name -> call on a device. A public function missing here is reported as unswept.
+# Functions: name -> call on a device. A public function missing here is reported as unswept
+# (test_device_sweep.py's test_public_function_has_sweep_arguments).
 FUNCTION_CALLS: dict[str, Callable[[torch.device], object]] = {
     # kornia.filters
     "bilateral_blur": lambda d: kornia.filters.bilateral_blur(image(d), 3, 0.1, (1.0, 1.0)),

@@ -13,7 +13,8 @@ coin that transforms some elements of the batch and skips the others (the probab
 kornia-4151's site); every output is compared with the CPU run under the same seed: the
 simulation computes on the CPU and draws from the CPU generator, so the values must agree.
 Findings: a device error, an output on another device, an allocation on a device the call never
-asked for, different values.
+asked for, different values. A public function with no arguments in targets.py is a skipped test
+of its own and an `unswept` row.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from suites.kornia_sweeps.targets import (
     CoinNotMixed,
     SweepCall,
     device_targets,
+    function_targets,
     kornia,
 )
 
@@ -83,6 +85,13 @@ def device_result(target: SweepCall, device: torch.device) -> ProxyResult:
 def test_callable_stays_on_device(device: str, name: str, sweep_record) -> None:
     target_device = sweep_device(device)
     sweep_record("device", name, str(target_device), device_result(TARGETS[name], target_device))
+
+
+@pytest.mark.parametrize("name", function_targets()[1])
+def test_public_function_has_sweep_arguments(name: str, sweep_unswept) -> None:
+    """A public function of a swept module that targets.py's FUNCTION_CALLS gives no arguments:
+    named in results.json (a row `unswept`) and in the skip, so a release's new function shows."""
+    sweep_unswept("device", name, "no arguments for it in suites/kornia_sweeps/targets.py (FUNCTION_CALLS)")
 
 
 def value_mismatch(actual: object, expected: object) -> str | None:

@@ -235,12 +235,14 @@ def test_sweeps_summary_handles_absence_and_odd_shapes() -> None:
             {"sweep": "s", "callable": "f", "device": "cpu", "result": "finding", "detail": "d", "triaged": "known <x>"},
             {"callable": "g", "outcome": "finding", "detail": "new"},
             {"callable": "h", "kind": "inconclusive", "detail": "meta"},
+            {"sweep": "device", "callable": "k.convolve2d", "device": "", "result": "unswept", "detail": "no arguments for it"},
             "junk",
         ]
     )
-    assert "3 sweep results (callable x sweep x device x way): 2 findings, 1 inconclusive, 0 clean." in mixed
+    assert "4 sweep results (callable x sweep x device x way): 2 findings, 1 inconclusive, 0 clean, 1 unswept." in mixed
     assert mixed.index("New findings (1)") < mixed.index("<code>g</code>") < mixed.index("Triaged findings (1)")
     assert mixed.index("Triaged findings (1)") < mixed.index("triaged: known &lt;x&gt;") < mixed.index("Inconclusive (1)")
+    assert mixed.index("Inconclusive (1)") < mixed.index("Not swept (1)") < mixed.index("<code>k.convolve2d</code>")
     clean = sweeps_summary([{"callable": "h", "result": "clean"}])
     assert "No new finding." in clean and "<table" not in clean
     way = sweeps_summary([{"callable": "K.RandomJPEG", "device": "simcuda:1", "way": "module not moved", "result": "finding"}])

@@ -78,6 +78,25 @@ def test_triaged_finding_passes_and_is_reported(harness, allowlist: Path) -> Non
     assert (found["finding"], found["triaged"]) == ("device-error", "looked at: harmless")
 
 
+UNSWEPT = """
+def test_no_arguments(sweep_unswept):
+    sweep_unswept("device", "fake.new_function", "no arguments for it in targets.py")
+"""
+
+
+def test_a_callable_the_sweep_cannot_call_is_a_skip_and_a_row_naming_it(harness, allowlist: Path) -> None:
+    """kornia 0.9.0's 61 public functions with no arguments in targets.py: named, never silently
+    left out, and no failure under --strict-sweeps (nothing was found)."""
+    harness.makepyfile(test_unswept=UNSWEPT)
+    out = harness.path / "out"
+    result = harness.runpytest(f"--sweep-allowlist={allowlist}", "--strict-sweeps", "-rs", "-p", "no:cacheprovider", f"--report-dir={out}")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_unswept.py:1: unswept: no arguments for it in targets.py"])  # at the test's line
+    (row,) = json.loads((out / "results.json").read_text())["sweeps"]
+    why = "no arguments for it in targets.py"
+    assert row == {"sweep": "device", "callable": "fake.new_function", "device": "", "result": "unswept", "detail": why}
+
+
 def test_a_new_kind_of_finding_on_a_triaged_callable_is_still_new(harness, allowlist: Path) -> None:
     allowlist.write_text('[device."fake.found"]\nvalue-mismatch = "triaged for another finding"\n'
                          '[device."fake.Module"]\n"foreign-allocation (module moved)" = "the other way"\n')
