@@ -10,14 +10,8 @@ import torch
 from kornia.enhance import jpeg
 
 from fixtures.known_bugs.outcomes import BugObserved
-from simcuda import simulated_cuda
 from suites.kornia_2867_random_jpeg.test_random_jpeg_device import test_random_jpeg_on_device_matches_cpu as suite_body
-
-
-def _run_suite_body(moved: bool) -> None:
-    with simulated_cuda(device_count=2) as simulation:
-        simulation.set_device(1)
-        suite_body("cuda:1", simulation, moved)
+from tests.helpers.simulated_cuda1 import run_on_simulated_cuda1
 
 
 @pytest.mark.catches(
@@ -34,9 +28,9 @@ def test_fault_jpeg_quality_left_where_the_generator_drew_it(monkeypatch, moved:
 
     monkeypatch.setattr(jpeg, "_to_device_nonblocking", quality_not_moved)
     with pytest.raises(BugObserved, match=r"RandomJPEG \(module (not )?moved\) on cuda:1: .*Expected all tensors to be on the same device"):
-        _run_suite_body(moved)
+        run_on_simulated_cuda1(suite_body, moved)
 
 
 @pytest.mark.parametrize("moved", [True, False], ids=["module-moved", "module-not-moved"])
 def test_the_installed_kornia_moving_the_quality_is_clean(moved: bool) -> None:
-    _run_suite_body(moved)
+    run_on_simulated_cuda1(suite_body, moved)

@@ -9,16 +9,11 @@ import pytest
 from kornia.augmentation._2d.intensity import gaussian_illumination
 
 from fixtures.known_bugs.outcomes import BugObserved
-from simcuda import simulated_cuda
 from suites.kornia_3028_gaussian_illumination.test_gaussian_illumination_device import test_unmoved_illumination_on_device_matches_cpu as suite_body
+from tests.helpers.simulated_cuda1 import run_on_simulated_cuda1
 
 SHAPE = (2, 3, 16, 16)
 
-
-def _run_suite_body() -> None:
-    with simulated_cuda(device_count=2) as simulation:
-        simulation.set_device(1)
-        suite_body("cuda:1", simulation, SHAPE)
 
 
 @pytest.mark.catches(
@@ -28,8 +23,8 @@ def _run_suite_body() -> None:
 def test_fault_illumination_pattern_added_without_moving_it(monkeypatch) -> None:
     monkeypatch.setattr(gaussian_illumination, "_to_device_nonblocking", lambda gradient, device, dtype: gradient.to(dtype=dtype))
     with pytest.raises(BugObserved, match=r"RandomGaussianIllumination \(not moved\) on cuda:1: .*Expected all tensors to be on the same device"):
-        _run_suite_body()
+        run_on_simulated_cuda1(suite_body, SHAPE)
 
 
 def test_the_installed_kornia_moving_the_pattern_is_clean() -> None:
-    _run_suite_body()
+    run_on_simulated_cuda1(suite_body, SHAPE)

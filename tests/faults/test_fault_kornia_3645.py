@@ -9,9 +9,9 @@ import torch
 from kornia.geometry.boxes import Boxes
 
 from fixtures.known_bugs.outcomes import BugObserved
-from simcuda import simulated_cuda
 from suites.kornia_3645_boxes_mask.test_boxes_mask_device import CASES
 from suites.kornia_3645_boxes_mask.test_boxes_mask_device import test_boxes_mask_on_device_matches_cpu as suite_body
+from tests.helpers.simulated_cuda1 import run_on_simulated_cuda1
 
 
 def _edges_kept_on_cuda(to_mask):
@@ -29,11 +29,6 @@ def _edges_kept_on_cuda(to_mask):
     return masked
 
 
-def _run_suite_body(xyxy, size) -> None:
-    with simulated_cuda(device_count=2) as simulation:
-        simulation.set_device(1)
-        suite_body("cuda:1", simulation, xyxy, size)
-
 
 @pytest.mark.catches(
     "suites/kornia_3645_boxes_mask/test_boxes_mask_device.py::test_boxes_mask_on_device_matches_cpu",
@@ -43,9 +38,9 @@ def _run_suite_body(xyxy, size) -> None:
 def test_fault_far_edges_kept_on_cuda(monkeypatch, xyxy, size) -> None:
     monkeypatch.setattr(Boxes, "to_mask", _edges_kept_on_cuda(Boxes.to_mask))
     with pytest.raises(BugObserved, match=r"Boxes.to_mask on cuda:1 differs from CPU: max_abs \|difference\| 1 > 0.0"):
-        _run_suite_body(xyxy, size)
+        run_on_simulated_cuda1(suite_body, xyxy, size)
 
 
 @pytest.mark.parametrize(("xyxy", "size"), [case.values for case in CASES], ids=[case.id for case in CASES])
 def test_the_installed_kornia_masking_as_the_cpu_does_is_clean(xyxy, size) -> None:
-    _run_suite_body(xyxy, size)
+    run_on_simulated_cuda1(suite_body, xyxy, size)

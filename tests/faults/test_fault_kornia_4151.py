@@ -11,7 +11,6 @@ import pytest
 import torch
 
 from fixtures.known_bugs.outcomes import BugObserved
-from simcuda import simulated_cuda
 from suites.kornia_4151_probability_blend.test_probability_blend_device import CASES
 from suites.kornia_4151_probability_blend.test_probability_blend_device import (
     test_augmentation_left_on_cpu_blends_on_device_and_matches_cpu as blend_body,
@@ -19,6 +18,7 @@ from suites.kornia_4151_probability_blend.test_probability_blend_device import (
 from suites.kornia_4151_probability_blend.test_probability_blend_device import (
     test_sequential_with_a_mask_blends_on_device_and_matches_cpu as mask_body,
 )
+from tests.helpers.simulated_cuda1 import run_on_simulated_cuda1
 
 SUITE = "suites/kornia_4151_probability_blend/test_probability_blend_device.py"
 # Each case of the suite, its arguments after the device: (make, shape) of the blend test, or none
@@ -39,12 +39,6 @@ def blend_gates_left_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, "_to_device_nonblocking", kept_where_it_is)
 
 
-def _run(body, *args) -> None:
-    with simulated_cuda(device_count=2) as simulation:
-        simulation.set_device(1)
-        body("cuda:1", simulation, *args)
-
-
 @pytest.mark.catches(
     f"{SUITE}::test_augmentation_left_on_cpu_blends_on_device_and_matches_cpu",
     f"{SUITE}::test_sequential_with_a_mask_blends_on_device_and_matches_cpu",
@@ -54,9 +48,9 @@ def _run(body, *args) -> None:
 def test_fault_blend_gate_left_on_the_cpu(monkeypatch: pytest.MonkeyPatch, arguments: tuple) -> None:
     blend_gates_left_on_the_cpu(monkeypatch)
     with pytest.raises(BugObserved, match=r"\((not moved|input, mask)\).* on cuda:1: .*Expected all tensors to be on the same device"):
-        _run(blend_body if arguments else mask_body, *arguments)
+        run_on_simulated_cuda1(blend_body if arguments else mask_body, *arguments)
 
 
 @pytest.mark.parametrize("arguments", BODIES)
 def test_the_installed_kornia_blending_on_the_device_is_clean(arguments: tuple) -> None:
-    _run(blend_body if arguments else mask_body, *arguments)
+    run_on_simulated_cuda1(blend_body if arguments else mask_body, *arguments)

@@ -11,9 +11,9 @@ from kornia.augmentation.random_generator._2d import affine, shear
 from kornia.augmentation.utils.param_validation import _range_bound
 
 from fixtures.known_bugs.outcomes import BugObserved
-from simcuda import simulated_cuda
 from suites.kornia_4415_shear_range.test_shear_range_device import CASES
 from suites.kornia_4415_shear_range.test_shear_range_device import test_sheared_augmentation_moved_to_device_matches_cpu as suite_body
+from tests.helpers.simulated_cuda1 import run_on_simulated_cuda1
 
 MAKERS = [pytest.param(case.values[0], id=case.id) for case in CASES]
 
@@ -23,11 +23,6 @@ def _shear_bound_before_the_fix(value, device: torch.device, dtype: torch.dtype)
     x_range = _range_bound(value if value.dim() == 0 else value[:2], "shear-x", 0, (-360, 360))  # no device: the CPU
     return torch.stack([x_range, torch.zeros(2, device=device, dtype=dtype)])
 
-
-def _run_suite_body(make) -> None:
-    with simulated_cuda(device_count=2) as simulation:
-        simulation.set_device(1)
-        suite_body("cuda:1", simulation, make)
 
 
 @pytest.mark.catches(
@@ -39,9 +34,9 @@ def test_fault_x_shear_range_built_on_the_cpu(monkeypatch, make) -> None:
     for generator in (shear, affine):
         monkeypatch.setattr(generator, "_shear_bound", _shear_bound_before_the_fix)
     with pytest.raises(BugObserved, match=r"Random(Shear|Affine) \(moved\) on cuda:1: .*Expected all tensors to be on the same device"):
-        _run_suite_body(make)
+        run_on_simulated_cuda1(suite_body, make)
 
 
 @pytest.mark.parametrize("make", MAKERS)
 def test_the_installed_kornia_building_both_ranges_on_the_device_is_clean(make) -> None:
-    _run_suite_body(make)
+    run_on_simulated_cuda1(suite_body, make)

@@ -11,11 +11,11 @@ from kornia.augmentation.random_generator._2d import linear_illumination
 from kornia.augmentation.random_generator._2d.linear_illumination import LinearCornerIlluminationGenerator, LinearIlluminationGenerator
 
 from fixtures.known_bugs.outcomes import BugObserved
-from simcuda import simulated_cuda
 from suites.kornia_4536_linear_illumination.test_linear_illumination_device import CASES
 from suites.kornia_4536_linear_illumination.test_linear_illumination_device import (
     test_moved_illumination_draws_on_device_and_matches_cpu as suite_body,
 )
+from tests.helpers.simulated_cuda1 import run_on_simulated_cuda1
 
 MAKERS = [pytest.param(case.values[0], id=case.id) for case in CASES]
 
@@ -34,11 +34,6 @@ def _placed_as_before_the_fix(forward):
     return drawn
 
 
-def _run_suite_body(make) -> None:
-    with simulated_cuda(device_count=2) as simulation:
-        simulation.set_device(1)
-        suite_body("cuda:1", simulation, make)
-
 
 @pytest.mark.catches(
     "suites/kornia_4536_linear_illumination/test_linear_illumination_device.py::test_moved_illumination_draws_on_device_and_matches_cpu",
@@ -49,9 +44,9 @@ def test_fault_gain_factor_placed_by_the_constructor_tuples(monkeypatch, make) -
     for generator in (LinearIlluminationGenerator, LinearCornerIlluminationGenerator):
         monkeypatch.setattr(generator, "forward", _placed_as_before_the_fix(generator.forward))
     with pytest.raises(BugObserved, match=r"RandomLinear(Corner)?Illumination \(moved\) on cuda:1: .*Expected all tensors to be on the same device"):
-        _run_suite_body(make)
+        run_on_simulated_cuda1(suite_body, make)
 
 
 @pytest.mark.parametrize("make", MAKERS)
 def test_the_installed_kornia_drawing_on_the_device_is_clean(make) -> None:
-    _run_suite_body(make)
+    run_on_simulated_cuda1(suite_body, make)
