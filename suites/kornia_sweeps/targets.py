@@ -144,6 +144,41 @@ def boxes(device: torch.device) -> torch.Tensor:
     return tensor(device, [[[2, 2], [9, 2], [9, 9], [2, 9]]] * 2)
 
 
+def identity_affine3d(device: torch.device) -> torch.Tensor:
+    return torch.eye(3, 4).expand(2, 3, 4).to(device)
+
+
+def identity_homography3d(device: torch.device) -> torch.Tensor:
+    return torch.eye(4).expand(2, 4, 4).to(device)
+
+
+def boxes3d(device: torch.device) -> torch.Tensor:
+    """Two boxes of `volume`, eight (x, y, z) corners each, kornia's order."""
+    corners = [[2, 2, 0], [9, 2, 0], [9, 9, 0], [2, 9, 0], [2, 2, 1], [9, 2, 1], [9, 9, 1], [2, 9, 1]]
+    return tensor(device, [corners] * 2)
+
+
+def pixels(device: torch.device) -> torch.Tensor:
+    """Each pixel's x coordinate of a (2, 16, 16) batch (its transpose: y), a remap to itself."""
+    return torch.arange(16.0).expand(2, 16, 16).to(device)
+
+
+def meshgrid(device: torch.device, *sizes: int) -> torch.Tensor:
+    """kornia's normalized meshgrid (x first, in [-1, 1]), made here: kornia 0.8.3 moved
+    create_meshgrid out of kornia.utils, and older releases lack the new place."""
+    axes = torch.meshgrid(*(torch.linspace(-1, 1, size) for size in sizes), indexing="ij")
+    return torch.stack(axes[::-1], dim=-1)[None].to(device)
+
+
+def tps_points(device: torch.device) -> torch.Tensor:
+    return tensor(device, [[[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5], [0.0, 0.0]]] * 2)
+
+
+def tps_weights(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """A thin-plate spline's kernel and affine weights for the identity map."""
+    return torch.zeros(2, 5, 2).to(device), tensor(device, [[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]] * 2)
+
+
 def labels(device: torch.device, shape: tuple[int, ...]) -> torch.Tensor:
     return torch.randint(0, 3, shape).to(device)
 
@@ -230,7 +265,7 @@ def augmentation_call(cls: type[nn.Module], way: str = MOVED) -> SweepCall:
 
 
 # Functions: name -> call on a device. A public function missing here is reported as unswept
-# (test_device_sweep.py's test_public_function_has_sweep_arguments).
+# (test_device_sweep.py's test_every_public_function_has_sweep_arguments).
 FUNCTION_CALLS: dict[str, Callable[[torch.device], object]] = {
     # kornia.filters
     "bilateral_blur": lambda d: kornia.filters.bilateral_blur(image(d), 3, 0.1, (1.0, 1.0)),
@@ -262,6 +297,27 @@ FUNCTION_CALLS: dict[str, Callable[[torch.device], object]] = {
     "spatial_gradient": lambda d: kornia.filters.spatial_gradient(image(d)),
     "spatial_gradient3d": lambda d: kornia.filters.spatial_gradient3d(volume(d)),
     "unsharp_mask": lambda d: kornia.filters.unsharp_mask(image(d), (3, 3), (1.0, 1.0)),
+    # kernels made where the caller asks (`device=`): one left on the CPU is the 2837 class
+    "convolve2d": lambda d: kornia.filters.convolve2d(image(d), torch.ones(1, 3, 3).to(d) / 9),
+    "convolve3d": lambda d: kornia.filters.convolve3d(volume(d), torch.ones(1, 3, 3, 3).to(d) / 27),
+    "correlate2d": lambda d: kornia.filters.correlate2d(image(d), torch.ones(1, 3, 3).to(d) / 9),
+    "correlate3d": lambda d: kornia.filters.correlate3d(volume(d), torch.ones(1, 3, 3, 3).to(d) / 27),
+    "edge_aware_blur_pool2d": lambda d: kornia.filters.edge_aware_blur_pool2d(image(d), 3),
+    "fft_conv": lambda d: kornia.filters.fft_conv(image(d), torch.ones(1, 3, 3).to(d) / 9),
+    "get_binary_kernel2d": lambda d: kornia.filters.get_binary_kernel2d(3, device=d),
+    "get_box_kernel1d": lambda d: kornia.filters.get_box_kernel1d(3, device=d),
+    "get_box_kernel2d": lambda d: kornia.filters.get_box_kernel2d(3, device=d),
+    "get_diff_kernel2d": lambda d: kornia.filters.get_diff_kernel2d(device=d),
+    "get_hanning_kernel1d": lambda d: kornia.filters.get_hanning_kernel1d(5, device=d),
+    "get_hanning_kernel2d": lambda d: kornia.filters.get_hanning_kernel2d((5, 5), device=d),
+    "get_laplacian_kernel1d": lambda d: kornia.filters.get_laplacian_kernel1d(3, device=d),
+    "get_laplacian_kernel2d": lambda d: kornia.filters.get_laplacian_kernel2d(3, device=d),
+    "get_motion_kernel2d": lambda d: kornia.filters.get_motion_kernel2d(5, tensor(d, [35.0, 10.0]), tensor(d, [0.5, -0.5])),
+    "get_motion_kernel3d": lambda d: kornia.filters.get_motion_kernel3d(5, tensor(d, [[35.0, 10.0, 5.0]] * 2), tensor(d, [0.5, -0.5])),
+    "get_sobel_kernel2d": lambda d: kornia.filters.get_sobel_kernel2d(device=d),
+    "get_spatial_gradient_kernel2d": lambda d: kornia.filters.get_spatial_gradient_kernel2d("sobel", 1, device=d),
+    "get_spatial_gradient_kernel3d": lambda d: kornia.filters.get_spatial_gradient_kernel3d("diff", 1, device=d),
+    "laplacian_1d": lambda d: kornia.filters.laplacian_1d(5, device=d),
     # kornia.enhance
     "adjust_brightness": lambda d: kornia.enhance.adjust_brightness(image(d), tensor(d, [0.1, 0.2])),
     "adjust_contrast": lambda d: kornia.enhance.adjust_contrast(image(d), tensor(d, [0.8, 1.2])),
@@ -285,6 +341,20 @@ FUNCTION_CALLS: dict[str, Callable[[torch.device], object]] = {
         image(d), tensor(d, [0.1, 0.0]), tensor(d, [0.0, 0.1]), tensor(d, [0.1, 0.1])),
     "solarize": lambda d: kornia.enhance.solarize(image(d), 0.5),
     "threshold": lambda d: kornia.enhance.threshold(image(d), 0.5),
+    "add_weighted": lambda d: kornia.enhance.add_weighted(image(d), tensor(d, [0.5]), image(d), tensor(d, [0.5]), tensor(d, [0.1])),
+    "adjust_brightness_accumulative": lambda d: kornia.enhance.adjust_brightness_accumulative(image(d), tensor(d, [0.1, 0.2])),
+    "adjust_contrast_with_mean_subtraction": lambda d: kornia.enhance.adjust_contrast_with_mean_subtraction(image(d), tensor(d, [0.8, 1.2])),
+    "adjust_hue_raw": lambda d: kornia.enhance.adjust_hue_raw(kornia.color.rgb_to_hsv(image(d)), tensor(d, [0.1, -0.1])),
+    "adjust_saturation_raw": lambda d: kornia.enhance.adjust_saturation_raw(kornia.color.rgb_to_hsv(image(d)), tensor(d, [0.8, 1.2])),
+    "adjust_saturation_with_gray_subtraction": lambda d: kornia.enhance.adjust_saturation_with_gray_subtraction(image(d), tensor(d, [0.8, 1.2])),
+    "equalize3d": lambda d: kornia.enhance.equalize3d(volume(d)),
+    "histogram": lambda d: kornia.enhance.histogram(torch.rand(2, 32).to(d), torch.linspace(0, 1, 8).to(d), tensor(d, 0.9)),
+    "histogram2d": lambda d: kornia.enhance.histogram2d(
+        torch.rand(2, 32).to(d), torch.rand(2, 32).to(d), torch.linspace(0, 1, 8).to(d), tensor(d, 0.9)),
+    "integral_tensor": lambda d: kornia.enhance.integral_tensor(image(d), (2, 3)),
+    "linear_transform": lambda d: kornia.enhance.linear_transform(torch.rand(10, 3).to(d), torch.eye(3).to(d), torch.zeros(1, 3).to(d)),
+    "zca_mean": lambda d: kornia.enhance.zca_mean(torch.rand(10, 3).to(d)),
+    "zca_whiten": lambda d: kornia.enhance.zca_whiten(torch.rand(10, 3).to(d)),
     # kornia.geometry.transform
     "affine": lambda d: kornia.geometry.transform.affine(image(d), identity_affine(d)),
     "center_crop": lambda d: kornia.geometry.transform.center_crop(image(d), (8, 8)),
@@ -312,6 +382,38 @@ FUNCTION_CALLS: dict[str, Callable[[torch.device], object]] = {
     "warp_affine": lambda d: kornia.geometry.transform.warp_affine(image(d), identity_affine(d), (16, 16)),
     "warp_perspective": lambda d: kornia.geometry.transform.warp_perspective(
         image(d), identity_homography(d), (16, 16)),
+    # 3D twins, boxes, matrices, thin-plate splines
+    "affine3d": lambda d: kornia.geometry.transform.affine3d(volume(d), identity_affine3d(d)),
+    "center_crop3d": lambda d: kornia.geometry.transform.center_crop3d(volume(d), (2, 8, 8)),
+    "crop_and_resize3d": lambda d: kornia.geometry.transform.crop_and_resize3d(volume(d), boxes3d(d), (2, 6, 6)),
+    "crop_by_boxes": lambda d: kornia.geometry.transform.crop_by_boxes(image(d), boxes(d), boxes(d) - 2.0),
+    "crop_by_boxes3d": lambda d: kornia.geometry.transform.crop_by_boxes3d(volume(d), boxes3d(d), boxes3d(d)),
+    "crop_by_indices": lambda d: kornia.geometry.transform.crop_by_indices(image(d), boxes(d), (6, 6)),
+    "crop_by_transform_mat": lambda d: kornia.geometry.transform.crop_by_transform_mat(image(d), identity_homography(d), (8, 8)),
+    "crop_by_transform_mat3d": lambda d: kornia.geometry.transform.crop_by_transform_mat3d(volume(d), identity_homography3d(d), (2, 8, 8)),
+    "get_affine_matrix2d": lambda d: kornia.geometry.transform.get_affine_matrix2d(
+        tensor(d, [[1.0, 2.0]] * 2), tensor(d, [[8.0, 8.0]] * 2), tensor(d, [[1.0, 1.0]] * 2), tensor(d, [30.0, 45.0])),
+    "get_affine_matrix3d": lambda d: kornia.geometry.transform.get_affine_matrix3d(
+        tensor(d, [[1.0, 2.0, 0.0]] * 2), tensor(d, [[8.0, 8.0, 2.0]] * 2), tensor(d, [[1.0, 1.0, 1.0]] * 2), tensor(d, [[30.0, 0.0, 0.0]] * 2)),
+    "get_perspective_transform3d": lambda d: kornia.geometry.transform.get_perspective_transform3d(boxes3d(d), boxes3d(d) + 1.0),
+    "get_projective_transform": lambda d: kornia.geometry.transform.get_projective_transform(
+        tensor(d, [[8.0, 8.0, 2.0]] * 2), tensor(d, [[30.0, 0.0, 0.0]] * 2), tensor(d, [[1.0, 1.0, 1.0]] * 2)),
+    "get_shear_matrix2d": lambda d: kornia.geometry.transform.get_shear_matrix2d(tensor(d, [[8.0, 8.0]] * 2), tensor(d, [0.1, 0.2])),
+    "get_shear_matrix3d": lambda d: kornia.geometry.transform.get_shear_matrix3d(tensor(d, [[8.0, 8.0, 2.0]] * 2), tensor(d, [0.1, 0.2])),
+    "get_tps_transform": lambda d: kornia.geometry.transform.get_tps_transform(tps_points(d), tps_points(d) + 0.05),
+    "get_translation_matrix2d": lambda d: kornia.geometry.transform.get_translation_matrix2d(tensor(d, [[1.0, 2.0]] * 2)),
+    "homography_warp": lambda d: kornia.geometry.transform.homography_warp(image(d), identity_homography(d), (16, 16)),
+    "homography_warp3d": lambda d: kornia.geometry.transform.homography_warp3d(volume(d), identity_homography3d(d), (4, 16, 16)),
+    "projection_from_Rt": lambda d: kornia.geometry.transform.projection_from_Rt(torch.eye(3).expand(2, 3, 3).to(d), torch.ones(2, 3, 1).to(d)),
+    "remap": lambda d: kornia.geometry.transform.remap(image(d), pixels(d), pixels(d).transpose(1, 2)),
+    "resize_to_be_divisible": lambda d: kornia.geometry.transform.resize_to_be_divisible(image(d), 5),
+    "rotate3d": lambda d: kornia.geometry.transform.rotate3d(volume(d), tensor(d, [30.0, 45.0]), tensor(d, [0.0, 10.0]), tensor(d, [5.0, 0.0])),
+    "warp_affine3d": lambda d: kornia.geometry.transform.warp_affine3d(volume(d), identity_affine3d(d), (4, 16, 16)),
+    "warp_grid": lambda d: kornia.geometry.transform.warp_grid(meshgrid(d, 16, 16), identity_homography(d)),
+    "warp_grid3d": lambda d: kornia.geometry.transform.warp_grid3d(meshgrid(d, 4, 16, 16), identity_homography3d(d)),
+    "warp_image_tps": lambda d: kornia.geometry.transform.warp_image_tps(image(d), tps_points(d), *tps_weights(d)),
+    "warp_perspective3d": lambda d: kornia.geometry.transform.warp_perspective3d(volume(d), identity_homography3d(d), (4, 16, 16)),
+    "warp_points_tps": lambda d: kornia.geometry.transform.warp_points_tps(tps_points(d), tps_points(d), *tps_weights(d)),
 }
 
 

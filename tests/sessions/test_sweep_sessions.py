@@ -79,22 +79,26 @@ def test_triaged_finding_passes_and_is_reported(harness, allowlist: Path) -> Non
 
 
 UNSWEPT = """
-def test_no_arguments(sweep_unswept):
-    sweep_unswept("device", "fake.new_function", "no arguments for it in targets.py")
+def test_some_without_arguments(sweep_unswept):
+    sweep_unswept("device", ["fake.new_function", "fake.other"], "no arguments in targets.py")
+
+def test_every_one_with_arguments(sweep_unswept):
+    sweep_unswept("device", [], "no arguments in targets.py")
 """
 
 
-def test_a_callable_the_sweep_cannot_call_is_a_skip_and_a_row_naming_it(harness, allowlist: Path) -> None:
-    """kornia 0.9.0's 61 public functions with no arguments in targets.py: named, never silently
-    left out, and no failure under --strict-sweeps (nothing was found)."""
+def test_callables_the_sweep_cannot_call_are_a_skip_and_rows_naming_them(harness, allowlist: Path) -> None:
+    """A kornia release's new public function, with no arguments in targets.py yet: named, never
+    silently left out, and no failure under --strict-sweeps (nothing was found); none, a pass."""
     harness.makepyfile(test_unswept=UNSWEPT)
     out = harness.path / "out"
     result = harness.runpytest(f"--sweep-allowlist={allowlist}", "--strict-sweeps", "-rs", "-p", "no:cacheprovider", f"--report-dir={out}")
-    result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_unswept.py:1: unswept: no arguments for it in targets.py"])  # at the test's line
-    (row,) = json.loads((out / "results.json").read_text())["sweeps"]
-    why = "no arguments for it in targets.py"
-    assert row == {"sweep": "device", "callable": "fake.new_function", "device": "", "result": "unswept", "detail": why}
+    result.assert_outcomes(skipped=1, passed=1)
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_unswept.py:1: unswept: fake.new_function, fake.other: no arguments in targets.py"])
+    rows = json.loads((out / "results.json").read_text())["sweeps"]
+    assert [(row["callable"], row["device"], row["result"], row["detail"]) for row in rows] == [
+        ("fake.new_function", "", "unswept", "no arguments in targets.py"), ("fake.other", "", "unswept", "no arguments in targets.py"),
+    ]
 
 
 def test_a_new_kind_of_finding_on_a_triaged_callable_is_still_new(harness, allowlist: Path) -> None:
