@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixtures.sweeps.allowlist import AllowList
+from fixtures.sweeps.allowlist import AllowList, triages_for
 from fixtures.toml_files import read_toml
 
 MATCHES_TOML = Path(__file__).with_name("matches.toml")
@@ -113,7 +113,7 @@ def wider_than_seen(finding: Finding, newest: str, allowlist: AllowList) -> bool
     if finding.kind != SWEEP or finding.last == newest or finding.triage.get("bug") or not reason:
         return False
     sweep, _, name = finding.where.partition(": ")
-    triages = allowlist.get((sweep, name, finding.error), ())
+    triages = triages_for(allowlist, sweep, name, finding.error)
     return any(triage.reason == reason and triage.releases is None and triage.bug is None for triage in triages)
 
 

@@ -26,6 +26,8 @@ augmentation = library_api("kornia.augmentation", first_release="0.2.0")
 enhance = library_api("kornia.enhance", first_release="0.4.0")
 filters = library_api("kornia.filters", first_release="0.1.4")
 geometry_transform = library_api("kornia.geometry.transform", first_release="0.1.4")
+# The base whose apply_transform_mask raises NotImplementedError: a class without its own takes no mask.
+_AugmentationBase = library_api("kornia.augmentation.base", "_AugmentationBase", first_release="0.6.0")
 
 TABLE_WRITTEN_FOR = "0.9.0"  # the kornia release whose signatures the tables below follow
 STATE_SWEPT_MODULES = (augmentation, enhance, filters)
@@ -79,6 +81,11 @@ NOT_MOVED = "module not moved"  # built and left on the CPU, called on the devic
 MIXED_BATCH = "mixed batch"
 NOT_MOVED_MIXED = f"{NOT_MOVED}, {MIXED_BATCH}"
 MIXED_P = 0.5
+# An image and its mask through AugmentationSequential (data keys input, mask), at p=1.0, the
+# module moved and not: kornia's mask paths (apply_transform_mask, the parameters they take, the
+# sequential's own handling of masks: kornia-3066's and kornia-4151's mask blend lived there).
+WITH_A_MASK = "with a mask"
+MOVED_MASK, NOT_MOVED_MASK = f"{MOVED}, {WITH_A_MASK}", f"{NOT_MOVED}, {WITH_A_MASK}"
 
 
 @dataclass(frozen=True)
@@ -87,8 +94,14 @@ class SweepCall:
 
     name: str  # dotted, e.g. kornia.filters.gaussian_blur2d
     call: Callable[[torch.device], object]
-    way: str = ""  # for modules: MOVED, NOT_MOVED or NOT_MOVED_MIXED
+    way: str = ""  # for modules: MOVED, NOT_MOVED, NOT_MOVED_MIXED, MOVED_MASK or NOT_MOVED_MASK
     mixed: bool = False  # a mixed batch (p=MIXED_P): its own CPU run to compare with
+    masked: bool = False  # an image and its mask through AugmentationSequential: its own CPU run too
+
+    @property
+    def reference(self) -> tuple[bool, bool]:
+        """Which CPU run this call's output is compared with: one per (mixed, masked)."""
+        return self.mixed, self.masked
 
 
 def public_module_classes(module: ModuleType) -> list[type[nn.Module]]:
@@ -179,6 +192,11 @@ def tps_weights(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.zeros(2, 5, 2).to(device), tensor(device, [[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]] * 2)
 
 
+def mask(device: torch.device) -> torch.Tensor:
+    """A binary one-channel mask of `image`'s size, drawn on the CPU, then moved."""
+    return (torch.rand(2, 1, 16, 16) > 0.5).float().to(device)
+
+
 def labels(device: torch.device, shape: tuple[int, ...]) -> torch.Tensor:
     return torch.randint(0, 3, shape).to(device)
 
@@ -247,13 +265,29 @@ def check_coin_mixed(module: nn.Module, batch: int) -> None:
         raise CoinNotMixed(f"the coin transformed {applied} of {batch} elements: no mixed batch, the blend selected nothing")
 
 
+def maskless(cls: type[nn.Module]) -> str | None:
+    """Why the mask ways leave `cls` out, or None where AugmentationSequential takes it with an
+    image and its mask (read from the class, the same at every release from 0.6.10 to 0.9.0)."""
+    if cls.__name__.endswith("3D"):
+        return "a 3D augmentation: the sweep's mask is a 2D image's"
+    if "Transplantation" in cls.__name__:
+        return "its label mask is an input of its own (the other ways pass it)"
+    if any(base.__name__.startswith("MixAugmentationBase") for base in cls.__mro__):
+        return "a mix augmentation: kornia refuses a mask for it"
+    if getattr(cls, "apply_transform_mask", None) is _AugmentationBase.apply_transform_mask:
+        return "no apply_transform_mask of its own: kornia raises NotImplementedError for a mask"
+    return None
+
+
 def augmentation_call(cls: type[nn.Module], way: str = MOVED) -> SweepCall:
-    mixed = way == NOT_MOVED_MIXED
+    mixed, masked = way == NOT_MOVED_MIXED, way in (MOVED_MASK, NOT_MOVED_MASK)
 
     def call(device: torch.device) -> object:
         module = build(cls, p=MIXED_P) if mixed else build(cls, **always_applied(cls))
-        module = module.to(device) if way == MOVED else module
-        inputs = augmentation_inputs(cls, device)
+        if masked:
+            module = kornia.augmentation.AugmentationSequential(module, data_keys=["input", "mask"])
+        module = module.to(device) if way in (MOVED, MOVED_MASK) else module
+        inputs = (image(device), mask(device)) if masked else augmentation_inputs(cls, device)
         if not mixed:
             return module(*inputs)
         seed_a_mixed_coin(inputs[0].shape[0])
@@ -261,7 +295,7 @@ def augmentation_call(cls: type[nn.Module], way: str = MOVED) -> SweepCall:
         check_coin_mixed(module, inputs[0].shape[0])
         return output
 
-    return SweepCall(f"kornia.augmentation.{cls.__name__}", call, way, mixed)
+    return SweepCall(f"kornia.augmentation.{cls.__name__}", call, way, mixed, masked)
 
 
 # Functions: name -> call on a device. A public function missing here is reported as unswept
@@ -438,10 +472,20 @@ def unmixed_augmentations() -> dict[str, str]:
     return {f"kornia.augmentation.{cls.__name__}": why for cls in classes if (why := batch_wide_probability(cls))}
 
 
+def maskless_augmentations() -> dict[str, str]:
+    """Augmentations with no mask ways: dotted name -> why (maskless)."""
+    classes = sorted(public_module_classes(kornia.augmentation), key=lambda cls: cls.__name__)
+    return {f"kornia.augmentation.{cls.__name__}": why for cls in classes if (why := maskless(cls))}
+
+
 def device_targets(ways: tuple[str, ...] = (MOVED,)) -> list[SweepCall]:
     """Every augmentation called each of these ways (the mixed batch only where each element has
-    its own coin), then every function with an arguments entry."""
+    its own coin, the mask ways only where kornia takes a mask), then every function with an
+    arguments entry."""
     classes = sorted(public_module_classes(kornia.augmentation), key=lambda cls: cls.__name__)
     unmixed = unmixed_augmentations() if NOT_MOVED_MIXED in ways else {}
+    masks = MOVED_MASK in ways or NOT_MOVED_MASK in ways
+    without_masks = maskless_augmentations() if masks else {}
     calls = [augmentation_call(cls, way) for cls in classes for way in ways]
-    return [call for call in calls if not (call.mixed and call.name in unmixed)] + function_targets()[0]
+    kept = [call for call in calls if not (call.mixed and call.name in unmixed) and not (call.masked and call.name in without_masks)]
+    return kept + function_targets()[0]

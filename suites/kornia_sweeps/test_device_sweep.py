@@ -10,7 +10,8 @@ On the simulated device (simcuda:1, not the default device, so "made on the defa
 every augmentation runs twice at p=1.0, moved with `.to()` and left on the CPU with its input on
 the device, and, where each element has its own coin, once more left on the CPU at p=0.5 with a
 coin that transforms some elements of the batch and skips the others (the probability blend,
-kornia-4151's site); every output is compared with the CPU run under the same seed: the
+kornia-4151's site), and, where kornia takes a mask, twice more at p=1.0 with an image and its mask
+through AugmentationSequential, moved and not (kornia's mask paths); every output is compared with the CPU run under the same seed: the
 simulation computes on the CPU and draws from the CPU generator, so the values must agree.
 Findings: a device error, an output on another device, an allocation on a device the call never
 asked for, different values. A public function with no arguments in targets.py is named by
@@ -36,7 +37,9 @@ from fixtures.sweeps.tables import older_than_table, skip_if_older_than_table
 from simcuda import SimulationUnsupported, describe
 from suites.kornia_sweeps.targets import (
     MOVED,
+    MOVED_MASK,
     NOT_MOVED,
+    NOT_MOVED_MASK,
     NOT_MOVED_MIXED,
     TABLE_WRITTEN_FOR,
     CoinNotMixed,
@@ -55,7 +58,7 @@ SIMULATED_MODULES = ("kornia.augmentation.", "kornia.filters.", "kornia.enhance.
 # The mixed batch (p=0.5, some elements transformed and some not) only here: the simulated sweep
 # decides placement for a GPU's first run, and meta's coin has no values to mix.
 SIMULATED_CALLS: dict[str, list[SweepCall]] = {}
-for _call in device_targets((MOVED, NOT_MOVED, NOT_MOVED_MIXED)):
+for _call in device_targets((MOVED, NOT_MOVED, NOT_MOVED_MIXED, MOVED_MASK, NOT_MOVED_MASK)):
     if _call.name.startswith(SIMULATED_MODULES):
         SIMULATED_CALLS.setdefault(_call.name, []).append(_call)
 FOREIGN_ALLOCATION = "foreign-allocation"
@@ -153,20 +156,21 @@ def way_result(target: SweepCall, device: torch.device, simulation: object, refe
 
 
 @pytest.fixture
-def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> dict[bool, ProxyResult]:
+def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> dict[tuple[bool, bool], ProxyResult]:
     """The callable's output on a plain CPU, computed before the test's `device` fixture starts the
-    simulation (so kornia sees no CUDA, as on a CPU-only machine), one per coin (`SweepCall.mixed`:
-    p=1.0, or a mixed batch); moved or not, a module on the CPU computes the same. On a kornia
+    simulation (so kornia sees no CUDA, as on a CPU-only machine), one per call shape
+    (`SweepCall.reference`: p=1.0, a mixed batch, an image with its mask); moved or not, a module
+    on the CPU computes the same. On a kornia
     older than the arguments table a CPU failure is that release's own (0.8.1 on torch 2.15:
     "check_uniform_bounds" not implemented for 'Long'); a mixed batch whose coin did not mix is
     inconclusive (no CPU result: its way on the device only looks for a device error)."""
-    references: dict[bool, ProxyResult] = {}
+    references: dict[tuple[bool, bool], ProxyResult] = {}
     for target in SIMULATED_CALLS[request.node.callspec.params["name"]]:
-        if target.mixed in references:
+        if target.reference in references:
             continue
         if references:
             torch.manual_seed(seeded_rng)  # the RNG state the first CPU run started from
-        reference = references[target.mixed] = classify_call(lambda target=target: target.call(torch.device("cpu")), "cpu")
+        reference = references[target.reference] = classify_call(lambda target=target: target.call(torch.device("cpu")), "cpu")
         if (error := harness_error(target, reference, kornia.__version__)) is not None:
             raise AssertionError(error)
     return references
@@ -190,5 +194,5 @@ def test_callable_on_simulated_device(
     results = {}
     for target in SIMULATED_CALLS[name]:
         torch.manual_seed(seeded_rng)  # the RNG state the CPU run started from
-        results[target.way] = way_result(target, torch.device(device), simulation, cpu_reference[target.mixed])
+        results[target.way] = way_result(target, torch.device(device), simulation, cpu_reference[target.reference])
     sweep_record("device", name, SIMULATED_DEVICE, results)

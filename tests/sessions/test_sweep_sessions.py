@@ -167,6 +167,28 @@ def test_the_first_of_several_triages_that_covers_the_release_decides(
 
 
 @pytest.mark.parametrize(
+    ("tables", "reason"),
+    [
+        ('[device."pytest.*"]\ndevice-error = "the module\'s"\n', "the module's"),  # every callable of pytest
+        ('[device."pytest.found"]\ndevice-error = "its own"\n[device."pytest.*"]\ndevice-error = "the module\'s"\n', "its own"),
+        ('[device."pytest.found"]\ndevice-error = { releases = "<1", reason = "its own" }\n[device."pytest.*"]\ndevice-error = "the module\'s"\n',
+         "the module's"),  # its own covers no release here: the module's decides
+        ('[device."pytest.*"]\nwrong-device-output = "the module\'s"\n', None),  # another finding: still new
+        ('[device."other.*"]\ndevice-error = "another module\'s"\n', None),
+    ],
+)
+def test_a_module_table_triages_a_finding_on_every_callable_of_the_module(harness, allowlist: Path, tables: str, reason: str | None) -> None:
+    """kornia-3066 and kornia-4151 are AugmentationSequential's bugs: the sweep's mask ways show
+    them on every augmentation, triaged once in [device."kornia.augmentation.*"]."""
+    allowlist.write_text(tables)
+    harness.makepyfile(RELEASE_SCOPED)
+    result = harness.runpytest(f"--sweep-allowlist={allowlist}", "--strict-sweeps", "-p", "no:cacheprovider", f"--report-dir={harness.path / 'out'}")
+    result.assert_outcomes(**({"passed": 1} if reason else {"failed": 1}))
+    (row,) = json.loads((harness.path / "out" / "results.json").read_text())["sweeps"]
+    assert row.get("triaged") == reason
+
+
+@pytest.mark.parametrize(
     ("triage", "installed", "affected", "covers"),
     [
         ({"reason": "r"}, "0.7.1", None, True),

@@ -1,0 +1,86 @@
+"""The simulated device sweep's mask ways (suites/kornia_sweeps/targets.py: an image and its mask
+through AugmentationSequential, the module moved and not) reach kornia's mask paths, which the
+image-only calls never take. A kornia-like augmentation whose mask transform meets a CPU tensor is
+a finding of both mask ways and clean in the three image ways; the unplanted classes are clean
+every way. An augmentation kornia takes no mask for gets no mask way, with the reason."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from kornia.augmentation import RandomAffine, RandomHorizontalFlip
+
+from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, ProxyResult, classify_call
+from simcuda import simulated_cuda
+from suites.kornia_sweeps.targets import (
+    MOVED,
+    MOVED_MASK,
+    NOT_MOVED,
+    NOT_MOVED_MASK,
+    NOT_MOVED_MIXED,
+    augmentation_call,
+    device_targets,
+    maskless_augmentations,
+)
+from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS, way_result
+
+DEVICE = torch.device("cuda:1")
+WAYS = (MOVED, NOT_MOVED, NOT_MOVED_MIXED, MOVED_MASK, NOT_MOVED_MASK)
+
+
+class MaskShiftedByACpuRow(RandomHorizontalFlip):
+    """The mask's transform adds a row made on the CPU (a one-dimensional tensor, which PyTorch
+    never lets meet a CUDA one), as a mask path building its own constant without the device would."""
+
+    def apply_transform_mask(self, input, params, flags, transform=None):
+        return super().apply_transform_mask(input, params, flags, transform) + torch.zeros(input.shape[-1])
+
+
+def swept(cls: type) -> dict[str, ProxyResult]:
+    """Each way's row as the simulated sweep makes it: CPU runs first (no simulation), then the
+    runs on simcuda:1's "cuda:1", each from one seed (the simulated devices draw from the CPU's)."""
+    calls = [augmentation_call(cls, way) for way in WAYS]
+    references = {}
+    for call in calls:
+        torch.manual_seed(0)
+        references[call.way] = classify_call(lambda call=call: call.call(torch.device("cpu")), "cpu")
+    with simulated_cuda(device_count=2, shared_generator=True) as simulation:
+        rows = {}
+        for call in calls:
+            torch.manual_seed(0)
+            rows[call.way] = way_result(call, DEVICE, simulation, references[call.way])
+    return rows
+
+
+@pytest.mark.catches("suites/kornia_sweeps/test_device_sweep.py::simulated_result")
+def test_fault_a_mask_transform_meeting_a_cpu_tensor_is_found_by_the_mask_ways_only() -> None:
+    rows = swept(MaskShiftedByACpuRow)
+    assert [way for way in WAYS if rows[way].kind != CLEAN] == [MOVED_MASK, NOT_MOVED_MASK], rows
+    for way in (MOVED_MASK, NOT_MOVED_MASK):
+        assert (rows[way].kind, rows[way].found) == (FINDING, DEVICE_ERROR), rows
+        assert "Expected all tensors to be on the same device" in rows[way].detail
+
+
+@pytest.mark.parametrize("cls", [RandomHorizontalFlip, RandomAffine])
+def test_the_unplanted_classes_are_clean_every_way(cls: type) -> None:
+    rows = swept(cls)
+    assert {way: row.kind for way, row in rows.items()} == dict.fromkeys(WAYS, CLEAN), rows
+
+
+# kornia 0.9.0's 2D augmentations that refuse a mask on the CPU (NotImplementedError), each for the reason given.
+REFUSING = {"RandomFisheye": "no apply_transform_mask", "RandomThinPlateSpline": "no apply_transform_mask"}
+MIXES = {"PatchMix", "RandomCutMixV2", "RandomJigsaw", "RandomMixUpV2", "RandomMosaic"}
+
+
+def test_every_augmentation_kornia_takes_a_mask_for_gets_the_mask_ways_and_only_those() -> None:
+    maskless = {name.rpartition(".")[2]: why for name, why in maskless_augmentations().items()}
+    three_d = {name for name in maskless if name.endswith("3D")}
+    assert set(maskless) - three_d == set(REFUSING) | MIXES | {"RandomTransplantation"}, maskless
+    assert all(maskless[name].startswith(REFUSING[name]) for name in REFUSING)
+    assert all(maskless[name].startswith("a mix augmentation") for name in MIXES)
+    masked = {call.name.rpartition(".")[2] for call in device_targets((MOVED_MASK,)) if call.masked}
+    everything = {call.name.rpartition(".")[2] for call in device_targets((MOVED,)) if call.name.startswith("kornia.augmentation.")}
+    assert masked == everything - set(maskless) and len(masked) == 53
+    ways = {name: [call.way for call in calls] for name, calls in SIMULATED_CALLS.items()}
+    assert ways["kornia.augmentation.RandomAffine"] == list(WAYS)
+    assert ways["kornia.augmentation.RandomFisheye"] == [MOVED, NOT_MOVED, NOT_MOVED_MIXED]
