@@ -10,21 +10,19 @@ import pytest
 import torch
 from kornia.augmentation import RandomAffine, RandomHorizontalFlip
 
-from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, ProxyResult, classify_call
-from simcuda import simulated_cuda
+from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, ProxyResult
 from suites.kornia_sweeps.targets import (
     MOVED,
     MOVED_MASK,
     NOT_MOVED,
     NOT_MOVED_MASK,
     NOT_MOVED_MIXED,
-    augmentation_call,
     device_targets,
     maskless_augmentations,
 )
-from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS, way_result
+from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS
+from tests.helpers import sweep_ways
 
-DEVICE = torch.device("cuda:1")
 WAYS = (MOVED, NOT_MOVED, NOT_MOVED_MIXED, MOVED_MASK, NOT_MOVED_MASK)
 
 
@@ -37,19 +35,7 @@ class MaskShiftedByACpuRow(RandomHorizontalFlip):
 
 
 def swept(cls: type) -> dict[str, ProxyResult]:
-    """Each way's row as the simulated sweep makes it: CPU runs first (no simulation), then the
-    runs on simcuda:1's "cuda:1", each from one seed (the simulated devices draw from the CPU's)."""
-    calls = [augmentation_call(cls, way) for way in WAYS]
-    references = {}
-    for call in calls:
-        torch.manual_seed(0)
-        references[call.way] = classify_call(lambda call=call: call.call(torch.device("cpu")), "cpu")
-    with simulated_cuda(device_count=2, shared_generator=True) as simulation:
-        rows = {}
-        for call in calls:
-            torch.manual_seed(0)
-            rows[call.way] = way_result(call, DEVICE, simulation, references[call.way])
-    return rows
+    return sweep_ways.swept(cls, WAYS)
 
 
 @pytest.mark.catches("suites/kornia_sweeps/test_device_sweep.py::simulated_result")

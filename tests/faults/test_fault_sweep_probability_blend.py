@@ -14,7 +14,6 @@ import torch
 from kornia.augmentation import RandomAffine, RandomHorizontalFlip
 
 from fixtures.proxies.meta_proxy import CLEAN, DEVICE_ERROR, FINDING, INCONCLUSIVE, ProxyResult, classify_call
-from simcuda import simulated_cuda
 from suites.kornia_sweeps import test_stream_sweep as stream_sweep
 from suites.kornia_sweeps.targets import (
     MOVED,
@@ -25,10 +24,10 @@ from suites.kornia_sweeps.targets import (
     seed_a_mixed_coin,
     unmixed_augmentations,
 )
-from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS, harness_error, way_result
+from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS, harness_error
 from tests.faults.test_fault_kornia_4151 import blend_gates_left_on_the_cpu
+from tests.helpers import sweep_ways
 
-DEVICE = torch.device("cuda:1")
 WAYS = (MOVED, NOT_MOVED, NOT_MOVED_MIXED)
 
 
@@ -70,19 +69,7 @@ class CoinAlwaysTailsAndSkippedOnTheCpu(RandomHorizontalFlip):
 
 
 def swept(cls: type) -> dict[str, ProxyResult]:
-    """Each way's row as the simulated sweep makes it: CPU runs first (no simulation), then the
-    runs on simcuda:1's "cuda:1", each from one seed (the simulated devices draw from the CPU's)."""
-    calls = [augmentation_call(cls, way) for way in WAYS]
-    references = {}
-    for call in calls:
-        torch.manual_seed(0)
-        references[call.way] = classify_call(lambda call=call: call.call(torch.device("cpu")), "cpu")
-    with simulated_cuda(device_count=2, shared_generator=True) as simulation:
-        rows = {}
-        for call in calls:
-            torch.manual_seed(0)
-            rows[call.way] = way_result(call, DEVICE, simulation, references[call.way])
-    return rows
+    return sweep_ways.swept(cls, WAYS)
 
 
 def found_only_by_the_mixed_batch(rows: dict[str, ProxyResult]) -> None:
