@@ -5,9 +5,13 @@ finding on a triaged callable is still new), and a malformed allow-list is a usa
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import REPO
+from tests.helpers import warm_python
 
 SWEEP_TESTS = """
 from fixtures.proxies.meta_proxy import ProxyResult
@@ -261,3 +265,21 @@ def test_the_sweeps_place_a_git_build_by_its_commit_and_a_release_by_its_version
     config = SimpleNamespace(stash={plugin._PLACED: {}})
     assert plugin.placed(config, "kornia") == (None, around)  # its version, 0.7.2.dev0, names no commit
     assert plugin.placed(config, "torchvision") == ("0.29.1", None)
+
+
+@pytest.mark.parametrize(("devices", "meta_rows"), [("cpu,simcuda:1", 0), ("cpu", 1)])
+def test_the_meta_proxy_runs_only_where_the_simulated_sweep_does_not(tmp_path: Path, devices: str, meta_rows: int) -> None:
+    """The device sweep's `cpu` case (the meta proxy) is left out, a skip saying so, where the
+    session sweeps the same callable on simcuda:1 (simulated evidence outranks a proxy); asked for
+    the CPU alone, it runs."""
+    report = tmp_path / "report"
+    done = warm_python.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", f"--report-dir={report}", "--device", devices,
+         "suites/kornia_sweeps/test_device_sweep.py", "-k", "kornia.filters.box_blur"],
+        cwd=REPO, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = json.loads((report / "results.json").read_text())["sweeps"]
+    assert sum(row["device"] == "meta" for row in rows) == meta_rows, rows
+    left_out = "meta proxy left out: simcuda:1 sweeps this callable in this session (simulated evidence outranks a proxy)"
+    assert (left_out in done.stdout) == (meta_rows == 0), done.stdout[-2000:]
