@@ -267,15 +267,22 @@ def test_the_sweeps_place_a_git_build_by_its_commit_and_a_release_by_its_version
     assert plugin.placed(config, "torchvision") == ("0.29.1", None)
 
 
-@pytest.mark.parametrize(("devices", "meta_rows"), [("cpu,simcuda:1", 0), ("cpu", 1)])
-def test_the_meta_proxy_runs_only_where_the_simulated_sweep_does_not(tmp_path: Path, devices: str, meta_rows: int) -> None:
+@pytest.mark.parametrize(
+    ("devices", "selected", "meta_rows"),
+    [
+        ("cpu,simcuda:1", "kornia.filters.box_blur", 0),
+        ("cpu", "kornia.filters.box_blur", 1),
+        ("cpu,simcuda:1", "kornia.filters.box_blur and stays_on_device", 1),  # the simulated test deselected: the proxy decides
+    ],
+)
+def test_the_meta_proxy_runs_only_where_the_simulated_sweep_does_not(tmp_path: Path, devices: str, selected: str, meta_rows: int) -> None:
     """The device sweep's `cpu` case (the meta proxy) is left out, a skip saying so, where the
     session sweeps the same callable on simcuda:1 (simulated evidence outranks a proxy); asked for
-    the CPU alone, it runs."""
+    the CPU alone, or with the simulated test deselected, it runs."""
     report = tmp_path / "report"
     done = warm_python.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", f"--report-dir={report}", "--device", devices,
-         "suites/kornia_sweeps/test_device_sweep.py", "-k", "kornia.filters.box_blur"],
+         "suites/kornia_sweeps/test_device_sweep.py", "-k", selected],
         cwd=REPO, timeout=300,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
