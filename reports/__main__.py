@@ -15,7 +15,8 @@ nothing fails but something was not decided: a bug the old run decided is skippe
 absent in the new one (compare), some release's verdict decided nothing (scan: skipped,
 inconclusive, unplaced, a race that did not trigger).
 census: 0 every finding is matched (a registered bug, an upstream report, or searched for and not
-found), 1 a finding nobody has matched yet, 2 bad input (one line; the releases done are kept).
+found), 1 a finding nobody has matched yet, or one the sweep allow-list would accept at a newer
+release than it showed in (`wider`), 2 bad input (one line; the releases done are kept).
 bisect: 0 the first bad (--fixed: first fixed) commit is named, 1 an end does not behave as claimed
 (or git stopped without an answer), 2 bad input, 3 only skipped commits are left (the candidates
 are printed).

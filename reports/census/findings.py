@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fixtures.known_bugs.versions import version_in_range
 from fixtures.sweeps.allowlist import AllowList, triages_for
 from fixtures.toml_files import read_toml
 
@@ -106,24 +107,26 @@ def match_of(where: str, error: str, triage: dict[str, str], matches: list[Match
 
 
 def wider_than_seen(finding: Finding, newest: str, allowlist: AllowList) -> bool:
-    """A sweep finding whose allow-list triage (the one with its reason) covers every release, no
-    `releases` and no bug, though the census last saw it before its newest release: a return at a
-    later release would be accepted unseen. Its triage wants the releases it shows in."""
-    reason = finding.triage.get("reason")
-    if finding.kind != SWEEP or finding.last == newest or finding.triage.get("bug") or not reason:
+    """A sweep finding the census last saw before its newest release which a triage of the
+    allow-list (a reason, not a registered bug's charge) would still accept at that newest release
+    (every release, or a range holding it): a return there would be accepted unseen. Its triage
+    wants the releases the finding shows in."""
+    if finding.kind != SWEEP or finding.last == newest:
         return False
     sweep, _, name = finding.where.partition(": ")
-    triages = triages_for(allowlist, sweep, name, finding.error)
-    return any(triage.reason == reason and triage.releases is None and triage.bug is None for triage in triages)
+    return any(
+        triage.bug is None and (triage.releases is None or version_in_range(triage.releases, None, newest) is True)
+        for triage in triages_for(allowlist, sweep, name, finding.error)
+    )
 
 
 def group_findings(failures: list[Failure], release_order: list[str], matches: list[Match], allowlist: AllowList) -> list[Finding]:
     """One finding per (kind, where, error, allow-list triage), its releases in `release_order`;
     oldest first seen first. The allow-list triages a finding at the releases of its entry only
     (a bug's affected range): where it comes back outside them (after the fix) it is a finding of
-    its own, never hidden behind the registered bug. A triage for every release of a finding gone
-    before the newest release is `wider` (wider_than_seen), which fails the census as an unmatched
-    finding does."""
+    its own, never hidden behind the registered bug. A finding gone before the newest release
+    that a triage would still accept there is `wider` (wider_than_seen), whatever else matched it,
+    which fails the census as an unmatched finding does."""
     grouped: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], list[Failure]] = {}
     for failure in failures:
         grouped.setdefault((failure.kind, failure.where, failure.error, tuple(sorted(failure.triage.items()))), []).append(failure)
@@ -134,10 +137,10 @@ def group_findings(failures: list[Failure], release_order: list[str], matches: l
         triage = dict(triaged)
         every_test = [member.test for member in members]
         finding = Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches, every_test))
-        if finding.match["kind"] == "triaged" and wider_than_seen(finding, release_order[-1], allowlist):
+        if not triage.get("bug") and wider_than_seen(finding, release_order[-1], allowlist):
             finding.match = {
                 "kind": "wider", "value": "",
-                "how": f"the sweep allow-list triages it for every release, but it was last seen at {finding.last}, not at {release_order[-1]}: "
+                "how": f"the sweep allow-list would accept it at {release_order[-1]}, but it was last seen at {finding.last}: "
                 "give the triage the releases it shows in (`releases`), so that a return is a new finding",
             }
         findings.append(finding)
