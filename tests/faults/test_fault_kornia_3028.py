@@ -15,7 +15,6 @@ from tests.helpers.simulated_cuda1 import run_on_simulated_cuda1
 SHAPE = (2, 3, 16, 16)
 
 
-
 @pytest.mark.catches(
     "suites/kornia_3028_gaussian_illumination/test_gaussian_illumination_device.py::test_unmoved_illumination_on_device_matches_cpu",
     "suites/device_oracle.py::check_matches_cpu",

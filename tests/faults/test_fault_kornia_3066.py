@@ -31,7 +31,6 @@ def _image_detached_to_the_cpu(call):
     return called
 
 
-
 @pytest.mark.catches(
     "suites/kornia_3066_sequential_output_device/test_sequential_output_device.py::test_sequential_returns_the_image_on_its_device",
     "suites/device_oracle.py::check_matches_cpu",

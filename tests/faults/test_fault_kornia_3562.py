@@ -30,7 +30,6 @@ def _defaults_on_the_cpu(name: str):
     return before_the_fix
 
 
-
 @pytest.mark.catches(
     "suites/kornia_3562_shear_matrix_defaults/test_shear_matrix_device.py::test_shear_matrix_with_a_default_shear_on_device_matches_cpu",
     "suites/device_oracle.py::check_matches_cpu",

@@ -29,7 +29,6 @@ def _edges_kept_on_cuda(to_mask):
     return masked
 
 
-
 @pytest.mark.catches(
     "suites/kornia_3645_boxes_mask/test_boxes_mask_device.py::test_boxes_mask_on_device_matches_cpu",
     "suites/device_oracle.py::check_matches_cpu",

@@ -24,7 +24,6 @@ def _shear_bound_before_the_fix(value, device: torch.device, dtype: torch.dtype)
     return torch.stack([x_range, torch.zeros(2, device=device, dtype=dtype)])
 
 
-
 @pytest.mark.catches(
     "suites/kornia_4415_shear_range/test_shear_range_device.py::test_sheared_augmentation_moved_to_device_matches_cpu",
     "suites/device_oracle.py::check_matches_cpu",

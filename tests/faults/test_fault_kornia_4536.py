@@ -34,7 +34,6 @@ def _placed_as_before_the_fix(forward):
     return drawn
 
 
-
 @pytest.mark.catches(
     "suites/kornia_4536_linear_illumination/test_linear_illumination_device.py::test_moved_illumination_draws_on_device_and_matches_cpu",
     "suites/device_oracle.py::check_runs_on",
