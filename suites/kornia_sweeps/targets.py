@@ -354,6 +354,11 @@ FUNCTION_CALLS: dict[str, Callable[[torch.device], object]] = {
     "get_spatial_gradient_kernel2d": lambda d: kornia.filters.get_spatial_gradient_kernel2d("sobel", 1, device=d),
     "get_spatial_gradient_kernel3d": lambda d: kornia.filters.get_spatial_gradient_kernel3d("diff", 1, device=d),
     "laplacian_1d": lambda d: kornia.filters.laplacian_1d(5, device=d),
+    # older releases' own (to 0.9.0rc1): the tensor-sigma spellings, later folded into the functions above
+    "gaussian_blur2d_t": lambda d: kornia.filters.gaussian_blur2d_t(image(d), (5, 5), tensor(d, [[1.5, 1.5]] * 2)),
+    "get_gaussian_kernel1d_t": lambda d: kornia.filters.get_gaussian_kernel1d_t(5, tensor(d, [[1.0]])),
+    "get_gaussian_kernel2d_t": lambda d: kornia.filters.get_gaussian_kernel2d_t((5, 5), tensor(d, [[1.0, 1.0]])),
+    "get_gaussian_kernel3d_t": lambda d: kornia.filters.get_gaussian_kernel3d_t((3, 3, 3), tensor(d, [[1.0, 1.0, 1.0]])),
     # kornia.enhance
     "adjust_brightness": lambda d: kornia.enhance.adjust_brightness(image(d), tensor(d, [0.1, 0.2])),
     "adjust_contrast": lambda d: kornia.enhance.adjust_contrast(image(d), tensor(d, [0.8, 1.2])),
@@ -418,6 +423,7 @@ FUNCTION_CALLS: dict[str, Callable[[torch.device], object]] = {
     "warp_affine": lambda d: kornia.geometry.transform.warp_affine(image(d), identity_affine(d), (16, 16)),
     "warp_perspective": lambda d: kornia.geometry.transform.warp_perspective(
         image(d), identity_homography(d), (16, 16)),
+    "upscale_double": lambda d: kornia.geometry.transform.upscale_double(image(d)),  # to 0.8.2
     # 3D twins, boxes, matrices, thin-plate splines
     "affine3d": lambda d: kornia.geometry.transform.affine3d(volume(d), identity_affine3d(d)),
     "center_crop3d": lambda d: kornia.geometry.transform.center_crop3d(volume(d), (2, 8, 8)),

@@ -110,8 +110,8 @@ def test_callable_stays_on_device(device: str, name: str, sweep_record, simulate
 
 def test_every_public_function_has_sweep_arguments(sweep_unswept) -> None:
     """Every public function of a swept module has arguments in targets.py's FUNCTION_CALLS; one
-    without (a newer release's new function, an older release's own) is named in the skip and in
-    results.json (a row `unswept`)."""
+    without (a newer release's new function) is named in the skip and in results.json (a row
+    `unswept`)."""
     sweep_unswept("device", function_targets()[1], "no arguments in suites/kornia_sweeps/targets.py (FUNCTION_CALLS)")
 
 
