@@ -144,12 +144,21 @@ def test_found(sweep_record):
 """
 
 
+def triage_of_the_finding(harness, allowlist: Path, tables: str) -> str | None:
+    """RELEASE_SCOPED's one finding under --strict-sweeps with the allow-list `tables`: the triage
+    its row records, the test passing with one and failing (a new finding) without."""
+    allowlist.write_text(tables)
+    harness.makepyfile(RELEASE_SCOPED)
+    result = harness.runpytest(f"--sweep-allowlist={allowlist}", "--strict-sweeps", "-p", "no:cacheprovider", f"--report-dir={harness.path / 'out'}")
+    (row,) = json.loads((harness.path / "out" / "results.json").read_text())["sweeps"]
+    result.assert_outcomes(**({"passed": 1} if row.get("triaged") else {"failed": 1}))
+    return row.get("triaged")
+
+
 @pytest.mark.parametrize(("releases", "passes"), [(">=1", True), ("<1", False)])
 def test_a_triage_for_some_releases_covers_those_only(harness, allowlist: Path, releases: str, passes: bool) -> None:
-    allowlist.write_text(f'[device."pytest.found"]\ndevice-error = {{ releases = "{releases}", reason = "looked at" }}\n')
-    harness.makepyfile(RELEASE_SCOPED)
-    result = harness.runpytest(f"--sweep-allowlist={allowlist}", "--strict-sweeps", "-p", "no:cacheprovider")
-    result.assert_outcomes(**({"passed": 1} if passes else {"failed": 1}))
+    tables = f'[device."pytest.found"]\ndevice-error = {{ releases = "{releases}", reason = "looked at" }}\n'
+    assert triage_of_the_finding(harness, allowlist, tables) == ("looked at" if passes else None)
 
 
 @pytest.mark.parametrize(("releases", "reason"), [(("<1", ">=1"), "the second"), ((">=1", ">=0"), "the first"), (("<1", "<0.1"), None)])
@@ -159,15 +168,11 @@ def test_the_first_of_several_triages_that_covers_the_release_decides(
     """One finding with a cause per release range (kornia 0.7.2's RandomPlanckianJitter buffer and
     0.9.0rc1's blend meet the same key): an array of triages, the first covering one charged."""
     first, second = releases
-    allowlist.write_text(
+    tables = (
         f'[device."pytest.found"]\ndevice-error = [\n    {{ releases = "{first}", reason = "the first" }},\n'
         f'    {{ releases = "{second}", reason = "the second" }},\n]\n'
     )
-    harness.makepyfile(RELEASE_SCOPED)
-    result = harness.runpytest(f"--sweep-allowlist={allowlist}", "--strict-sweeps", "-p", "no:cacheprovider", f"--report-dir={harness.path / 'out'}")
-    result.assert_outcomes(**({"passed": 1} if reason else {"failed": 1}))
-    (row,) = json.loads((harness.path / "out" / "results.json").read_text())["sweeps"]
-    assert row.get("triaged") == reason
+    assert triage_of_the_finding(harness, allowlist, tables) == reason
 
 
 @pytest.mark.parametrize(
@@ -184,12 +189,7 @@ def test_the_first_of_several_triages_that_covers_the_release_decides(
 def test_a_module_table_triages_a_finding_on_every_callable_of_the_module(harness, allowlist: Path, tables: str, reason: str | None) -> None:
     """kornia-3066 and kornia-4151 are AugmentationSequential's bugs: the sweep's mask ways show
     them on every augmentation, triaged once in [device."kornia.augmentation.*"]."""
-    allowlist.write_text(tables)
-    harness.makepyfile(RELEASE_SCOPED)
-    result = harness.runpytest(f"--sweep-allowlist={allowlist}", "--strict-sweeps", "-p", "no:cacheprovider", f"--report-dir={harness.path / 'out'}")
-    result.assert_outcomes(**({"passed": 1} if reason else {"failed": 1}))
-    (row,) = json.loads((harness.path / "out" / "results.json").read_text())["sweeps"]
-    assert row.get("triaged") == reason
+    assert triage_of_the_finding(harness, allowlist, tables) == reason
 
 
 @pytest.mark.parametrize(
