@@ -137,7 +137,7 @@ def group_findings(failures: list[Failure], release_order: list[str], matches: l
         triage = dict(triaged)
         every_test = [member.test for member in members]
         finding = Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches, every_test))
-        if not triage.get("bug") and wider_than_seen(finding, release_order[-1], allowlist):
+        if wider_than_seen(finding, release_order[-1], allowlist):
             finding.match = {
                 "kind": "wider", "value": "",
                 "how": f"the sweep allow-list would accept it at {release_order[-1]}, but it was last seen at {finding.last}: "

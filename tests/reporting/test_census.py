@@ -212,6 +212,18 @@ def test_a_triage_for_every_release_of_a_finding_gone_before_the_newest_fails_th
         assert write_census(tmp_path, document, lambda line: None) == 1  # as an unmatched finding does, it fails the census
 
 
+def test_a_reason_beside_a_bugs_charge_that_would_accept_the_finding_after_the_fix_is_wider() -> None:
+    """Charged to kornia-2791 where it is affected (to 0.7.1), the finding would be accepted after
+    the fix by the reason that follows the charge in its array: its return hidden."""
+    allowlist = parse_allowlist(
+        '[device."kornia.augmentation.RandomPlanckianJitter"]\n'
+        '"device-error (module not moved)" = [{ bug = "kornia-2791", reason = "the bug" }, "any release"]\n', "a.toml"
+    )
+    row = {**PLANCKIAN, "triaged": "the bug", "charged": "kornia-2791"}
+    (finding,) = group_findings(sweep_failures("0.7.1", {"sweeps": [row]}), ["0.7.1", "0.9.0"], [], allowlist)
+    assert finding.match["kind"] == "wider", finding.match
+
+
 def test_no_sweep_finding_of_the_kept_kornia_census_is_triaged_for_more_releases_than_it_shows_in() -> None:
     """docs/census/kornia.json measured each sweep finding's releases (0.6.10 to 0.9.0); a triage
     that still accepts at 0.9.0 one that is gone there hides its return (wider_than_seen). Read by
