@@ -174,7 +174,8 @@ def sweep_outcome(entry: dict) -> str:
 def _sweep_row(entry: dict) -> str:
     outcome = sweep_outcome(entry)
     triage = entry.get("triaged")
-    detail = escape(str(entry.get("detail", ""))) + (f'<div class="muted">triaged: {escape(str(triage))}</div>' if triage else "")
+    site = f'<div class="muted">at <code>{escape(str(entry["site"]))}</code></div>' if entry.get("site") else ""
+    detail = escape(str(entry.get("detail", ""))) + site + (f'<div class="muted">triaged: {escape(str(triage))}</div>' if triage else "")
     cells = [
         f'<code>{escape(str(entry.get("sweep", "")))}</code>',
         f'<code>{escape(str(entry.get("callable", "?")))}</code>'

@@ -51,6 +51,7 @@ from suites.kornia_sweeps.targets import (
 )
 
 TARGETS = {target.name: target for target in device_targets()}
+PACKAGE = "kornia"  # whose frames place a device error (a finding's site)
 SIMULATED_DEVICE = "simcuda:1"
 # Every swept module: at 27-40 us extra per simulated op (bench/simulated_cuda_overhead.py),
 # kornia.geometry.transform's 22 functions add 0.1 s, and a GPU runner's first sweep then decides
@@ -73,7 +74,7 @@ def sweep_device(device: str) -> torch.device:
 
 
 def device_result(target: SweepCall, device: torch.device) -> ProxyResult:
-    result = classify_call(lambda: target.call(device), device)
+    result = classify_call(lambda: target.call(device), device, PACKAGE)
     if result.kind != ERROR:
         return result
     on_cpu = classify_call(lambda: target.call(torch.device("cpu")), "cpu")
@@ -84,7 +85,7 @@ def device_result(target: SweepCall, device: torch.device) -> ProxyResult:
     detail = f"fails on {device}, runs on cpu: {result.detail}"
     if device.type == "meta":
         return ProxyResult(INCONCLUSIVE, detail)
-    return ProxyResult(FINDING, detail, found=DEVICE_ERROR)
+    return ProxyResult(FINDING, detail, found=DEVICE_ERROR, site=result.site)
 
 
 @pytest.fixture(scope="session")
@@ -139,11 +140,11 @@ def simulated_result(target: SweepCall, device: torch.device, simulation: object
     RNG state the CPU run started from."""
     logged = len(simulation.allocations)
     try:
-        run = classify_call(lambda: target.call(device), device)
+        run = classify_call(lambda: target.call(device), device, PACKAGE)
     except SimulationUnsupported as error:
         return ProxyResult(INCONCLUSIVE, f"the simulated device cannot run this: {error}")
     if run.kind == ERROR:
-        return ProxyResult(FINDING, f"fails on {device}, runs on cpu: {run.detail}", found=DEVICE_ERROR)
+        return ProxyResult(FINDING, f"fails on {device}, runs on cpu: {run.detail}", found=DEVICE_ERROR, site=run.site)
     if run.kind != CLEAN:
         return run
     if foreign := simulation.foreign_allocations({"cpu", str(device)}, since=logged):

@@ -133,3 +133,55 @@ def test_an_unindexed_device_matches_any_index_both_ways() -> None:
 
     assert same_device(torch.device("cuda"), torch.device("cuda:1"))
     assert not same_device(torch.device("cpu"), torch.device("meta"))
+
+
+def test_every_misplaced_output_is_in_the_site() -> None:
+    classified = classify_call(lambda: [torch.zeros(3), meta(3), torch.zeros(3)], "meta")
+    assert (classified.detail, classified.site) == ("output tensor #0 is on cpu, expected meta", "outputs #0, #2")
+    assert classify_call(lambda: (meta(3), torch.zeros(3)), "meta").site == "output #1"
+
+
+# A package of two modules: its __init__'s function calls a submodule's, which hands torch the
+# mismatched tensors (as kornia's AugmentationSequential calls base.py's _blend_by_prob).
+PLANTED_PACKAGE = {
+    "planted/__init__.py": (
+        "from planted.inner.blend import blend\n\ndef forward(a, b):\n    return blend(a, b)\n\ndef own(a, b):\n    return a + b\n"
+    ),
+    "planted/inner/__init__.py": "",
+    "planted/inner/blend.py": "import torch\n\ndef blend(a, b):\n    return torch.where(a > 0, a, b)\n",
+}
+
+
+@pytest.fixture
+def planted(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    import importlib
+    import sys
+
+    for name, text in PLANTED_PACKAGE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for module in ("planted", "planted.inner", "planted.inner.blend"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    return importlib.import_module("planted")
+
+
+@pytest.mark.catches("fixtures/proxies/meta_proxy.py::error_site")
+@pytest.mark.parametrize(
+    ("function", "package", "site"),
+    [
+        ("forward", "planted", "planted/inner/blend.py:blend"),  # the innermost of the package's frames
+        ("own", "planted", "planted/__init__.py:own"),  # a package's own module is its __init__.py
+        ("forward", "plant", ""),  # a package whose name only starts the same is another
+        ("forward", "", ""),  # no package named: no site
+    ],
+)
+def test_fault_a_device_error_is_placed_at_the_packages_innermost_frame(planted, function: str, package: str, site: str) -> None:
+    result = classify_call(lambda: getattr(planted, function)(meta(3), torch.rand(3)), "meta", package)
+    assert (result.kind, result.site) == (FINDING, site)
+
+
+def test_an_error_nothing_places_keeps_its_site_for_the_caller(planted) -> None:
+    """The sweep calls a call failing on the device and running on the CPU a device error: its site too."""
+    result = classify_call(lambda: planted.forward(meta(3), "not a tensor"), "meta", "planted")
+    assert (result.kind, result.site) == (ERROR, "planted/inner/blend.py:blend")

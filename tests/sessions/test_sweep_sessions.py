@@ -122,6 +122,7 @@ def test_a_new_kind_of_finding_on_a_triaged_callable_is_still_new(harness, allow
         ('[state."x"]\nstate-left-behind = { release = ">=1", reason = "r" }\n', "unknown field(s) release"),
         ('[state."x"]\nstate-left-behind = { bug = 2791, reason = "r" }\n', "bug must be a registry id string"),
         ('[state."x"]\nstate-left-behind = []\n', "an empty array of triages"),
+        ('[state."x"]\nstate-left-behind = { site = 3, reason = "r" }\n', "site must be a non-empty pattern string"),
         ('[state."x"]\nstate-left-behind = [{ releases = ">=1", reason = "r" }, { reason = "" }]\n', "needs a non-empty reason string"),
     ],
 )
@@ -138,9 +139,9 @@ RELEASE_SCOPED = """
 from fixtures.proxies.meta_proxy import ProxyResult
 
 def test_found(sweep_record):
-    sweep_record(
-        "device", "pytest.found", "meta", ProxyResult("finding", "Tensor on device cpu is not on the expected device meta!", found="device-error")
-    )
+    sweep_record("device", "pytest.found", "meta", ProxyResult(
+        "finding", "Tensor on device cpu is not on the expected device meta!", found="device-error", site="_pytest/python.py:call"
+    ))
 """
 
 
@@ -190,6 +191,31 @@ def test_a_module_table_triages_a_finding_on_every_callable_of_the_module(harnes
     """kornia-3066 and kornia-4151 are AugmentationSequential's bugs: the sweep's mask ways show
     them on every augmentation, triaged once in [device."kornia.augmentation.*"]."""
     assert triage_of_the_finding(harness, allowlist, tables) == reason
+
+
+@pytest.mark.parametrize(
+    ("site", "reason"),
+    [
+        ("_pytest/python.py:call", "at its site"),
+        ("_pytest/*:call", "at its site"),  # a shell-style pattern
+        ("_pytest/python.py:other", None),  # the same kind of finding, another cause: new
+        ("_pytest/python.py", None),  # a site is matched whole
+    ],
+)
+def test_a_triage_with_a_site_covers_the_finding_there_only(harness, allowlist: Path, site: str, reason: str | None) -> None:
+    """A module's table charges AugmentationSequential's own bug to every augmentation: held to the
+    bug's site, another augmentation's device error of the same kind stays new."""
+    tables = f'[device."pytest.*"]\ndevice-error = {{ site = "{site}", reason = "at its site" }}\n'
+    assert triage_of_the_finding(harness, allowlist, tables) == reason
+
+
+def test_a_new_finding_names_its_site_and_results_keep_it(harness, allowlist: Path) -> None:
+    harness.makepyfile(RELEASE_SCOPED)
+    result = harness.runpytest(f"--sweep-allowlist={allowlist}", "-rx", "-p", "no:cacheprovider", f"--report-dir={harness.path / 'out'}")
+    result.stdout.fnmatch_lines(["*XFAIL*new sweep finding*'device-error' at _pytest/python.py:call: Tensor on device cpu*"])
+    (row,) = json.loads((harness.path / "out" / "results.json").read_text())["sweeps"]
+    assert row["site"] == "_pytest/python.py:call"
+    assert "at <code>_pytest/python.py:call</code>" in (harness.path / "out" / "report.html").read_text()
 
 
 @pytest.mark.parametrize(
@@ -248,6 +274,19 @@ def test_every_bug_the_shipped_allowlist_charges_is_in_the_shipped_registry() ->
     charged = {triage.bug for triages in load_allowlist(DEFAULT_ALLOWLIST).values() for triage in triages if triage.bug}
     unknown = charged - set(load_registry())
     assert charged and not unknown, f"the allow-list charges findings to bugs bugs.toml does not hold: {sorted(unknown)}"
+
+
+def test_every_shipped_triage_of_a_device_error_or_misplaced_output_names_its_site() -> None:
+    """Those findings have a site (fixtures/proxies/meta_proxy.py), and one kind of finding has many
+    causes: a triage without its site would accept the next cause unseen (a module's table, on
+    every augmentation)."""
+    from fixtures.sweeps.allowlist import DEFAULT_ALLOWLIST, load_allowlist
+
+    unsited = [
+        f"{name} {finding!r}" for (sweep, name, finding), triages in load_allowlist(DEFAULT_ALLOWLIST).items()
+        if finding.startswith(("device-error", "wrong-device-output")) and any(triage.site is None for triage in triages)
+    ]
+    assert not unsited, f"triages with no site (add the site results.json's row names): {unsited}"
 
 
 def test_the_sweeps_place_a_git_build_by_its_commit_and_a_release_by_its_version(monkeypatch: pytest.MonkeyPatch) -> None:
