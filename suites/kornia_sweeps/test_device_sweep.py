@@ -53,16 +53,13 @@ from suites.kornia_sweeps.targets import (
 TARGETS = {target.name: target for target in device_targets()}
 PACKAGE = "kornia"  # whose frames place a device error (a finding's site)
 SIMULATED_DEVICE = "simcuda:1"
-# Every swept module: at 27-40 us extra per simulated op (bench/simulated_cuda_overhead.py),
-# kornia.geometry.transform's 22 functions add 0.1 s, and a GPU runner's first sweep then decides
-# no placement the simulation has not.
-SIMULATED_MODULES = ("kornia.augmentation.", "kornia.filters.", "kornia.enhance.", "kornia.geometry.transform.")
-# The mixed batch (p=0.5, some elements transformed and some not) only here: the simulated sweep
-# decides placement for a GPU's first run, and meta's coin has no values to mix.
+# Every swept callable on the simulated device too: at 27-40 us extra per simulated op
+# (bench/simulated_cuda_overhead.py) a GPU runner's first sweep then decides no placement the
+# simulation has not. The mixed batch (p=0.5, some elements transformed and some not) only here:
+# meta's coin has no values to mix.
 SIMULATED_CALLS: dict[str, list[SweepCall]] = {}
 for _call in device_targets((MOVED, NOT_MOVED, NOT_MOVED_MIXED, MOVED_MASK, NOT_MOVED_MASK)):
-    if _call.name.startswith(SIMULATED_MODULES):
-        SIMULATED_CALLS.setdefault(_call.name, []).append(_call)
+    SIMULATED_CALLS.setdefault(_call.name, []).append(_call)
 FOREIGN_ALLOCATION = "foreign-allocation"
 VALUE_MISMATCH = "value-mismatch"
 # The same CPU kernels on the same data: only a different code path taken for CUDA can differ.

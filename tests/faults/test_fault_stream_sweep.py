@@ -136,3 +136,35 @@ def test_fault_a_module_cache_an_earlier_test_filled_is_still_raced(monkeypatch:
     assert (result.kind, result.found) == (FINDING, STREAM_RACE), result.detail
     assert read and all(table is lut["gamma"] for table in read)
     assert tables == filled and warm.shape == (2, 8, 8)
+
+
+def test_the_kornia_stream_sweep_calls_every_callable_the_device_sweep_simulates() -> None:
+    """Functions included (they have no `way`): before, only the augmentations moved to the device ran."""
+    from suites.kornia_sweeps.test_device_sweep import SIMULATED_CALLS
+    from suites.kornia_sweeps.test_stream_sweep import CALLS, GROUPS
+
+    assert set(CALLS) == set(SIMULATED_CALLS)
+    assert sorted(name for names in GROUPS.values() for name in names) == sorted(CALLS)
+    assert {"kornia.augmentation", "kornia.filters", "kornia.enhance", "kornia.geometry.transform"} <= set(GROUPS)
+
+
+def test_a_callable_refusing_the_arguments_table_is_inconclusive_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a release older than the table one class's signature refuses its arguments (kornia 0.8.2's
+    RandomCutMixV2): that callable is inconclusive, naming why, and its module's others still run."""
+    from types import SimpleNamespace
+
+    from fixtures.sweeps.tables import skip_if_older_than_table
+    from suites.kornia_sweeps import test_stream_sweep
+
+    def refused(device: torch.device) -> object:
+        skip_if_older_than_table("kornia", "0.6.10", "0.9.0", "RandomCutMixV2.__init__() got an unexpected keyword argument")
+
+    monkeypatch.setitem(test_stream_sweep.CALLS, "kornia.augmentation.Refused", SimpleNamespace(call=refused))
+    monkeypatch.setitem(test_stream_sweep.CALLS, "kornia.augmentation.Plain", SimpleNamespace(call=PlainCall().call))
+    with simulated_cuda(2) as simulation:
+        simulation.set_device(1)
+        refused_result, plain_result = (
+            test_stream_sweep.stream_result(f"kornia.augmentation.{name}", torch.device("cuda:1"), simulation) for name in ("Refused", "Plain")
+        )
+    assert refused_result.kind == INCONCLUSIVE and "kornia 0.6.10: RandomCutMixV2" in refused_result.detail, refused_result.detail
+    assert plain_result.kind == CLEAN
