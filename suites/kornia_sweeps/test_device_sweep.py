@@ -33,6 +33,7 @@ from fixtures.proxies.meta_proxy import (
     ProxyResult,
     classify_call,
     output_tensors,
+    place_site,
 )
 from fixtures.sweeps.tables import older_than_table, skip_if_older_than_table
 from simcuda import SimulationUnsupported, describe
@@ -145,7 +146,8 @@ def simulated_result(target: SweepCall, device: torch.device, simulation: object
     if run.kind != CLEAN:
         return run
     if foreign := simulation.foreign_allocations({"cpu", str(device)}, since=logged):
-        return ProxyResult(FINDING, describe(foreign), found=FOREIGN_ALLOCATION)
+        site = next((site for entry in foreign if (site := place_site(entry.where, PACKAGE))), "")  # the first kornia asked for
+        return ProxyResult(FINDING, describe(foreign), found=FOREIGN_ALLOCATION, site=site)
     if (mismatch := value_mismatch(run.output, expected)) is not None:
         return ProxyResult(FINDING, f"on {device} with the CPU run's seed: {mismatch}", found=VALUE_MISMATCH)
     return ProxyResult(CLEAN)

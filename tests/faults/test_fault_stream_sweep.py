@@ -168,3 +168,15 @@ def test_a_callable_refusing_the_arguments_table_is_inconclusive_alone(monkeypat
         )
     assert refused_result.kind == INCONCLUSIVE and "kornia 0.6.10: RandomCutMixV2" in refused_result.detail, refused_result.detail
     assert plain_result.kind == CLEAN
+
+
+def test_a_race_is_placed_at_both_callers() -> None:
+    """The earlier access's caller in the package, then the later one's; one outside it is named so."""
+    from types import SimpleNamespace
+
+    from fixtures.proxies.stream_proxy import race_site
+    from tests.conftest import REPO
+
+    fill = SimpleNamespace(where=(f"{REPO}/fixtures/proxies/stream_proxy.py", 60, "fill"))
+    read = SimpleNamespace(where=(f"{REPO}/tests/faults/test_fault_stream_sweep.py", 30, "call"))
+    assert race_site(SimpleNamespace(previous=fill, current=read), "fixtures") == "fixtures/proxies/stream_proxy.py:fill -> (outside fixtures)"

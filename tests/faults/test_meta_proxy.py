@@ -185,3 +185,20 @@ def test_an_error_nothing_places_keeps_its_site_for_the_caller(planted) -> None:
     """The sweep calls a call failing on the device and running on the CPU a device error: its site too."""
     result = classify_call(lambda: planted.forward(meta(3), "not a tensor"), "meta", "planted")
     assert (result.kind, result.site) == (ERROR, "planted/inner/blend.py:blend")
+
+
+@pytest.mark.parametrize(
+    ("where", "site"),
+    [
+        (("{root}/fixtures/proxies/meta_proxy.py", 12, "classify_call"), "fixtures/proxies/meta_proxy.py:classify_call"),
+        (("{root}/suites/device_oracle.py", 3, "check"), None),  # another package beside it
+        (None, None),  # simcuda found no caller outside torch
+    ],
+)
+def test_a_place_simcuda_recorded_is_placed_in_the_package(where: tuple | None, site: str | None) -> None:
+    """A foreign allocation's or a race's caller (file, line, function), as the census writes a cause."""
+    from fixtures.proxies.meta_proxy import place_site
+    from tests.conftest import REPO
+
+    recorded = None if where is None else (where[0].format(root=REPO), *where[1:])
+    assert place_site(recorded, "fixtures") == site

@@ -276,15 +276,20 @@ def test_every_bug_the_shipped_allowlist_charges_is_in_the_shipped_registry() ->
     assert charged and not unknown, f"the allow-list charges findings to bugs bugs.toml does not hold: {sorted(unknown)}"
 
 
-def test_every_shipped_triage_of_a_device_error_or_misplaced_output_names_its_site() -> None:
-    """Those findings have a site (fixtures/proxies/meta_proxy.py), and one kind of finding has many
-    causes: a triage without its site would accept the next cause unseen (a module's table, on
-    every augmentation)."""
+# sam2 is an optional extra no CPU machine that measured the sites had: its one race is held to its releases.
+SITES_UNMEASURED = ("sam2.",)
+
+
+def test_every_shipped_triage_of_a_finding_with_a_site_names_its_site() -> None:
+    """Those findings have a site (fixtures/proxies/meta_proxy.py: a device error, misplaced outputs,
+    a foreign allocation, a race), and one kind of finding has many causes: a triage without its
+    site would accept the next cause unseen (a module's table, on every augmentation)."""
     from fixtures.sweeps.allowlist import DEFAULT_ALLOWLIST, load_allowlist
 
     unsited = [
         f"{name} {finding!r}" for (sweep, name, finding), triages in load_allowlist(DEFAULT_ALLOWLIST).items()
-        if finding.startswith(("device-error", "wrong-device-output")) and any(triage.site is None for triage in triages)
+        if finding.startswith(("device-error", "wrong-device-output", "foreign-allocation", "stream-race"))
+        and not name.startswith(SITES_UNMEASURED) and any(triage.site is None for triage in triages)
     ]
     assert not unsited, f"triages with no site (add the site results.json's row names): {unsited}"
 
