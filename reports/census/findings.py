@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fixtures.known_bugs.versions import version_in_range
-from fixtures.sweeps.allowlist import AllowList, triages_for
+from fixtures.sweeps.allowlist import AllowList, at_site, triages_for
 from fixtures.toml_files import read_toml
 
 MATCHES_TOML = Path(__file__).with_name("matches.toml")
@@ -72,6 +72,7 @@ class Failure:
     error: str
     test: str  # the pytest node id
     triage: dict[str, str] = field(default_factory=dict)  # a sweep finding's allow-list triage: bug / reason
+    site: str = ""  # where a sweep finding showed (its row's `site`: kornia/enhance/jpeg.py:_quantize)
 
 
 @dataclass
@@ -83,6 +84,7 @@ class Finding:
     tests: dict[str, list[str]]  # release -> test node ids (the first few)
     triage: dict[str, str]  # a sweep finding's allow-list triage (bug / reason), the same at each of its releases
     match: dict[str, str]  # {"kind": bug|upstream|not_found|not_a_bug|triaged|wider|unmatched, "value": ..., "how": ...}
+    site: str = ""  # a sweep finding's site, the same at each of its releases ("" in a census kept before sites)
 
     @property
     def first(self) -> str:
@@ -115,28 +117,28 @@ def wider_than_seen(finding: Finding, newest: str, allowlist: AllowList) -> bool
         return False
     sweep, _, name = finding.where.partition(": ")
     return any(
-        triage.bug is None and (triage.releases is None or version_in_range(triage.releases, None, newest) is True)
+        triage.bug is None and at_site(triage, finding.site) and (triage.releases is None or version_in_range(triage.releases, None, newest) is True)
         for triage in triages_for(allowlist, sweep, name, finding.error)
     )
 
 
 def group_findings(failures: list[Failure], release_order: list[str], matches: list[Match], allowlist: AllowList) -> list[Finding]:
-    """One finding per (kind, where, error, allow-list triage), its releases in `release_order`;
+    """One finding per (kind, where, error, site, allow-list triage), its releases in `release_order`;
     oldest first seen first. The allow-list triages a finding at the releases of its entry only
     (a bug's affected range): where it comes back outside them (after the fix) it is a finding of
     its own, never hidden behind the registered bug. A finding gone before the newest release
     that a triage would still accept there is `wider` (wider_than_seen), whatever else matched it,
     which fails the census as an unmatched finding does."""
-    grouped: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], list[Failure]] = {}
+    grouped: dict[tuple[str, str, str, str, tuple[tuple[str, str], ...]], list[Failure]] = {}
     for failure in failures:
-        grouped.setdefault((failure.kind, failure.where, failure.error, tuple(sorted(failure.triage.items()))), []).append(failure)
+        grouped.setdefault((failure.kind, failure.where, failure.error, failure.site, tuple(sorted(failure.triage.items()))), []).append(failure)
     findings = []
-    for (kind, where, error, triaged), members in grouped.items():
+    for (kind, where, error, site, triaged), members in grouped.items():
         releases = [release for release in release_order if any(member.release == release for member in members)]
         tests = {release: sorted({member.test for member in members if member.release == release})[:EXAMPLES] for release in releases}
         triage = dict(triaged)
         every_test = [member.test for member in members]
-        finding = Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches, every_test))
+        finding = Finding(kind, where, error, releases, tests, triage, match_of(where, error, triage, matches, every_test), site)
         if wider_than_seen(finding, release_order[-1], allowlist):
             finding.match = {
                 "kind": "wider", "value": "",

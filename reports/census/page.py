@@ -61,11 +61,16 @@ def match_text(match: dict) -> str:
     return f"{words}: {match['value']}" if match["value"] else words
 
 
+def error_text(finding: dict) -> str:
+    """What it found, and for a sweep finding with a site, where: "device-error (module moved) at kornia/enhance/jpeg.py:_quantize"."""
+    return f"{finding['error']} at {finding['site']}" if finding.get("site") else finding["error"]
+
+
 def console_lines(document: dict) -> list[str]:
     findings = document["findings"]
     lines = [f"census of {document['package']} {releases_span(document)}: {counted(len(findings), 'finding')}"]
     for finding in findings:
-        lines.append(f"  [{finding['kind']}] {finding['where']}: {finding['error']}")
+        lines.append(f"  [{finding['kind']}] {finding['where']}: {error_text(finding)}")
         lines.append(f"    releases {', '.join(finding['releases'])}; {match_text(finding['match'])} ({finding['match']['how']})")
         lines.append(f"    reproducer: {finding['reproducer']}")
     if document["stopped"]:
@@ -88,7 +93,7 @@ def census_html(document: dict) -> str:
     every = [run["release"] for run in document["releases"]]
     header = "".join(f"<th>{escape(release)}</th>" for release in every)
     rows = "".join(
-        f"<tr><td>{escape(finding['kind'])}</td><td><code>{escape(finding['where'])}</code><br>{escape(finding['error'])}</td>"
+        f"<tr><td>{escape(finding['kind'])}</td><td><code>{escape(finding['where'])}</code><br>{escape(error_text(finding))}</td>"
         + "".join(f"<td>{'&#9679;' if release in finding['releases'] else ''}</td>" for release in every)
         + f"<td>{_match_cell(finding['match'])}<br><span class=\"muted\">{escape(finding['match']['how'])}</span></td>"
         f"<td><code>{escape(finding['reproducer'])}</code></td></tr>"
@@ -133,7 +138,7 @@ def census_markdown(document: dict) -> str:
         seen = ", ".join(finding["releases"])
         releases = finding["first"] if finding["first"] == finding["last"] else f"{finding['first']} to {finding['last']} ({seen})"
         lines.append(
-            f"| {finding['kind']} | `{finding['where']}`: {cell(finding['error'])} | {releases} | {cell(match_text(finding['match']))} "
+            f"| {finding['kind']} | `{finding['where']}`: {cell(error_text(finding))} | {releases} | {cell(match_text(finding['match']))} "
             f"({cell(finding['match']['how'])}) | `{cell(finding['reproducer'])}` |"
         )
     lines += ["", "## Releases", "", "| release | tests from | " + " | ".join(key.replace("_", " ") for key in COUNT_COLUMNS) + " | seconds |"]

@@ -200,7 +200,7 @@ def sweep_failures(release: str, document: dict) -> list[Failure]:
             continue
         triage = {key: value for key, value in (("bug", row.get("charged")), ("reason", row.get("triaged"))) if value}
         where, test = f"{row['sweep']}: {row['callable']}", f"{row['sweep']} sweep on {row['device']}"
-        failures.append(Failure(release, SWEEP, where, row["finding"], test, triage))
+        failures.append(Failure(release, SWEEP, where, row["finding"], test, triage, row.get("site", "")))
     return failures
 
 

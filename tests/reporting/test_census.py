@@ -212,6 +212,30 @@ def test_a_triage_for_every_release_of_a_finding_gone_before_the_newest_fails_th
         assert write_census(tmp_path, document, lambda line: None) == 1  # as an unmatched finding does, it fails the census
 
 
+@pytest.mark.parametrize(("site", "kind"), [("kornia/x.py:apply_transform", "wider"), ("kornia/other.py:*", "triaged")])
+def test_only_a_triage_at_the_findings_site_can_be_wider(site: str, kind: str) -> None:
+    """A reason held to another site would never accept this finding's return: not wider (the kept
+    census's finding, seen with the array's first triage, is triaged)."""
+    allowlist = parse_allowlist(
+        '[device."kornia.augmentation.RandomPlanckianJitter"]\n'
+        f'"device-error (module not moved)" = [{{ releases = "==0.7.2", reason = "r" }}, {{ site = "{site}", reason = "any release" }}]\n', "a.toml"
+    )
+    row = {**PLANCKIAN, "triaged": "r", "site": "kornia/x.py:apply_transform"}
+    (finding,) = group_findings(sweep_failures("0.7.2", {"sweeps": [row]}), ["0.7.2", "0.9.0"], [], allowlist)
+    assert finding.match["kind"] == kind, finding.match
+
+
+def test_one_sweep_finding_at_two_sites_is_two_findings_each_saying_where(tmp_path: Path) -> None:
+    """kornia master d6e14859's RandomJPEG error at gaussian() and 0.8.1's at _quantize: two causes."""
+    rows = {release: {**PLANCKIAN, "site": f"kornia/{release}.py:f"} for release in ("0.7.2", "0.8.1")}
+    failures = [failure for release, row in rows.items() for failure in sweep_failures(release, {"sweeps": [row]})]
+    findings = group_findings(failures, ["0.7.2", "0.8.1"], [], {})
+    assert [(finding.site, finding.releases) for finding in findings] == [("kornia/0.7.2.py:f", ["0.7.2"]), ("kornia/0.8.1.py:f", ["0.8.1"])]
+    document = census_document("kornia", "repo", "2026-11-29", [], findings, None, [], ["suites/kornia_sweeps"])
+    write_census(tmp_path, document, lambda line: None)
+    assert "device-error (module not moved) at kornia/0.8.1.py:f" in (tmp_path / "census.md").read_text()
+
+
 def test_a_reason_beside_a_bugs_charge_that_would_accept_the_finding_after_the_fix_is_wider() -> None:
     """Charged to kornia-2791 where it is affected (to 0.7.1), the finding would be accepted after
     the fix by the reason that follows the charge in its array: its return hidden."""
@@ -232,7 +256,7 @@ def test_no_sweep_finding_of_the_kept_kornia_census_is_triaged_for_more_releases
     document = read_census(REPO / "docs" / "census" / "kornia.json")
     newest = document["releases"][-1]["release"]
     allowlist = load_allowlist(DEFAULT_ALLOWLIST)
-    kept = [Finding(**{name: finding[name] for name in Finding.__dataclass_fields__}) for finding in document["findings"]]
+    kept = [Finding(**{name: finding[name] for name in Finding.__dataclass_fields__ if name in finding}) for finding in document["findings"]]
     wider = [(finding.where, finding.error, finding.releases) for finding in kept if wider_than_seen(finding, newest, allowlist)]
     assert [finding for finding in kept if finding.kind == SWEEP] and not wider, wider
 
