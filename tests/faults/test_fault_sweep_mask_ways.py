@@ -63,10 +63,23 @@ def test_every_augmentation_kornia_takes_a_mask_for_gets_the_mask_ways_and_only_
     three_d = {name for name in maskless if name.endswith("3D")}
     assert set(maskless) - three_d == set(REFUSING) | MIXES | {"RandomTransplantation"}, maskless
     assert all(maskless[name].startswith(REFUSING[name]) for name in REFUSING)
-    assert all(maskless[name].startswith("a mix augmentation: kornia 0.9.0 refuses a mask") for name in MIXES)
+    assert all(maskless[name].startswith("a mix augmentation: kornia 0.9.0 refuses a mask for it on the CPU (NotImplementedError") for name in MIXES)
     masked = {call.name.rpartition(".")[2] for call in device_targets((MOVED_MASK,)) if call.masked}
     everything = {call.name.rpartition(".")[2] for call in device_targets((MOVED,)) if call.name.startswith("kornia.augmentation.")}
     assert masked == everything - set(maskless) and len(masked) == 53
     ways = {name: [call.way for call in calls] for name, calls in SIMULATED_CALLS.items()}
     assert ways["kornia.augmentation.RandomAffine"] == list(WAYS)
     assert ways["kornia.augmentation.RandomFisheye"] == [MOVED, NOT_MOVED, NOT_MOVED_MIXED]
+
+
+def test_whether_a_mix_augmentation_takes_a_mask_is_asked_of_the_installed_release() -> None:
+    """kornia 0.9.0rc1 takes a mask for all five mix augmentations and 0.9.0 for none: one CPU call
+    through AugmentationSequential decides, the RNG left as it was (collection draws nothing)."""
+    from kornia.augmentation import RandomMixUpV2
+
+    from suites.kornia_sweeps.targets import mask_refused
+
+    before = torch.get_rng_state()
+    assert mask_refused(RandomHorizontalFlip) is None  # takes one
+    assert mask_refused(RandomMixUpV2).startswith("a mix augmentation: kornia 0.9.0 refuses a mask for it on the CPU (NotImplementedError")
+    assert torch.equal(torch.get_rng_state(), before)
