@@ -2,7 +2,8 @@
 arguments, must keep its tensors where `.to(torch.float64)` and `.to("meta")` put them.
 
 Registered parameters and buffers follow `.to()` by nn.Module's contract; the question is the
-plain tensor attributes. A finding names each tensor left behind and lists the unregistered ones.
+plain tensor attributes. A finding names each tensor left behind and lists the unregistered ones; its site is the names of
+those left behind ("mean, std"), so a triage of one attribute does not take another's.
 """
 
 from __future__ import annotations
@@ -23,12 +24,16 @@ def state_result(module: nn.Module) -> ProxyResult:
     """Finding when a held tensor does not follow .to(); inconclusive when unregistered tensors
     followed the dtype move but the meta move cannot run, so their device move is untested."""
     loose = sorted(unregistered_tensors(module))
-    problems = [f"after .to(torch.float64): {line}" for line in tensors_not_following_dtype(module, torch.float64)]
+    not_following = tensors_not_following_dtype(module, torch.float64)
+    problems = [f"after .to(torch.float64): {line}" for line in not_following]
+    left_behind = {line.rpartition(" is ")[0] for line in not_following}  # "mean is torch.float32": an attribute's name has no space
     moved = device_move_check(module, "meta")
     if moved.kind == FINDING:
         problems.append(moved.detail)
+        left_behind |= set(moved.site.split(", "))
     if problems:
-        return ProxyResult(FINDING, "; ".join(problems) + f" (not registered: {', '.join(loose)})", found=LEFT_BEHIND)
+        detail = "; ".join(problems) + f" (not registered: {', '.join(loose)})"
+        return ProxyResult(FINDING, detail, found=LEFT_BEHIND, site=", ".join(sorted(left_behind)))
     if loose and moved.kind != CLEAN:
         return ProxyResult(INCONCLUSIVE, f"unregistered {', '.join(loose)}; module.to('meta') cannot run: {moved.detail}")
     return ProxyResult(CLEAN, f"unregistered but following .to(): {', '.join(loose)}" if loose else "")

@@ -111,6 +111,7 @@ def test_fault_unregistered_table_does_not_follow_to() -> None:
 def test_fault_unregistered_table_is_a_state_sweep_finding() -> None:
     result = state_result(TableModule(registered=False))
     assert result.kind == FINDING and "not registered: table" in result.detail
+    assert result.site == "table"  # left behind by both moves, named once
     assert state_result(TableModule(registered=True)).kind == CLEAN
 
 
