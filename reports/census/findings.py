@@ -117,7 +117,9 @@ def wider_than_seen(finding: Finding, newest: str, allowlist: AllowList) -> bool
         return False
     sweep, _, name = finding.where.partition(": ")
     return any(
-        triage.bug is None and at_site(triage, finding.site) and (triage.releases is None or version_in_range(triage.releases, None, newest) is True)
+        # A census kept before sites says none: any triage's site may be the finding's.
+        triage.bug is None and (not finding.site or at_site(triage, finding.site))
+        and (triage.releases is None or version_in_range(triage.releases, None, newest) is True)
         for triage in triages_for(allowlist, sweep, name, finding.error)
     )
 

@@ -146,8 +146,8 @@ def simulated_result(target: SweepCall, device: torch.device, simulation: object
     if run.kind != CLEAN:
         return run
     if foreign := simulation.foreign_allocations({"cpu", str(device)}, since=logged):
-        site = next((site for entry in foreign if (site := place_site(entry.where, PACKAGE))), "")  # the first kornia asked for
-        return ProxyResult(FINDING, describe(foreign), found=FOREIGN_ALLOCATION, site=site)
+        sites = sorted({site for entry in foreign if (site := place_site(entry.where, PACKAGE))})  # every kornia caller: a new one is new
+        return ProxyResult(FINDING, describe(foreign), found=FOREIGN_ALLOCATION, site=", ".join(sites))
     if (mismatch := value_mismatch(run.output, expected)) is not None:
         return ProxyResult(FINDING, f"on {device} with the CPU run's seed: {mismatch}", found=VALUE_MISMATCH)
     return ProxyResult(CLEAN)

@@ -30,7 +30,7 @@ def state_result(module: nn.Module) -> ProxyResult:
     moved = device_move_check(module, "meta")
     if moved.kind == FINDING:
         problems.append(moved.detail)
-        left_behind |= set(moved.site.split(", "))
+        left_behind |= set(moved.site.split(", ")) if moved.site else set()  # a mismatch .to() raised names no tensor
     if problems:
         detail = "; ".join(problems) + f" (not registered: {', '.join(loose)})"
         return ProxyResult(FINDING, detail, found=LEFT_BEHIND, site=", ".join(sorted(left_behind)))

@@ -83,3 +83,23 @@ def test_whether_a_mix_augmentation_takes_a_mask_is_asked_of_the_installed_relea
     assert mask_refused(RandomHorizontalFlip) is None  # takes one
     assert mask_refused(RandomMixUpV2).startswith("a mix augmentation: kornia 0.9.0 refuses a mask for it on the CPU (NotImplementedError")
     assert torch.equal(torch.get_rng_state(), before)
+
+
+class MixUpWhoseMaskPathBroke(RandomHorizontalFlip):
+    """A mask path failing with anything but kornia's NotImplementedError: a regression to show, never a refusal."""
+
+    def apply_transform_mask(self, input, params, flags, transform=None):
+        raise RuntimeError("shape mismatch in the mask's blend")
+
+
+class SignatureOlderThanTheTable(RandomHorizontalFlip):
+    def __init__(self, **kwargs: object) -> None:
+        pytest.skip("kornia 0.6.10: MixUp.__init__() got an unexpected keyword argument (arguments table written for 0.9.0)")
+
+
+@pytest.mark.parametrize("cls", [MixUpWhoseMaskPathBroke, SignatureOlderThanTheTable], ids=["broken mask path", "older signature"])
+def test_only_kornias_not_implemented_is_a_refusal(cls: type) -> None:
+    """Anything else leaves the mask ways in: their CPU reference fails loudly, or skips naming the release."""
+    from suites.kornia_sweeps.targets import mask_refused
+
+    assert mask_refused(cls) is None

@@ -187,6 +187,7 @@ def test_an_error_nothing_places_keeps_its_site_for_the_caller(planted) -> None:
     assert (result.kind, result.site) == (ERROR, "planted/inner/blend.py:blend")
 
 
+@pytest.mark.catches("fixtures/proxies/meta_proxy.py::place_site")
 @pytest.mark.parametrize(
     ("where", "site"),
     [
@@ -195,7 +196,7 @@ def test_an_error_nothing_places_keeps_its_site_for_the_caller(planted) -> None:
         (None, None),  # simcuda found no caller outside torch
     ],
 )
-def test_a_place_simcuda_recorded_is_placed_in_the_package(where: tuple | None, site: str | None) -> None:
+def test_fault_a_place_simcuda_recorded_is_placed_in_the_package(where: tuple | None, site: str | None) -> None:
     """A foreign allocation's or a race's caller (file, line, function), as the census writes a cause."""
     from fixtures.proxies.meta_proxy import place_site
     from tests.conftest import REPO

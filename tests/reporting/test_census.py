@@ -225,6 +225,17 @@ def test_only_a_triage_at_the_findings_site_can_be_wider(site: str, kind: str) -
     assert finding.match["kind"] == kind, finding.match
 
 
+def test_a_kept_finding_with_no_site_can_be_wider_than_any_triage() -> None:
+    """A census kept before sites (docs/census/kornia.json) says no site: each triage's site may
+    be its, so the kept-census check above can still fail."""
+    allowlist = parse_allowlist(
+        '[device."kornia.augmentation.RandomPlanckianJitter"]\n'
+        '"device-error (module not moved)" = { site = "kornia/x.py:f", reason = "any release" }\n', "a.toml"
+    )
+    (finding,) = group_findings(sweep_failures("0.7.2", {"sweeps": [PLANCKIAN]}), ["0.7.2", "0.9.0"], [], allowlist)
+    assert finding.site == "" and finding.match["kind"] == "wider", finding
+
+
 def test_one_sweep_finding_at_two_sites_is_two_findings_each_saying_where(tmp_path: Path) -> None:
     """kornia master d6e14859's RandomJPEG error at gaussian() and 0.8.1's at _quantize: two causes."""
     rows = {release: {**PLANCKIAN, "site": f"kornia/{release}.py:f"} for release in ("0.7.2", "0.8.1")}
