@@ -66,7 +66,7 @@ from simcuda.ordering import ReusedMemoryRace, StreamRace
 from simcuda.state import running
 from simcuda.unsupported import REAL_CUDA_REACHED, SimulationUnsupported, is_refusal, reached_real_cuda
 
-__version__ = "0.4.4"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
+__version__ = "0.4.5"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
 
 if TYPE_CHECKING:
     from simcuda.allocations import Allocation, describe

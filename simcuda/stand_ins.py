@@ -375,9 +375,17 @@ def collection_copies(api: dict[str, Any]) -> list[tuple[Any, str, Any]]:
     """torch.cuda's names that torch.cuda.memory and torch.cuda.random imported, where they would
     start the real CUDA while a module is collected: there `is_initialized` is torch's own (False),
     so their `_lazy_init` would go on to the real one (inside a test it returns at once, and C++
-    reaches the simulation's), and random's `device_count` would count the real GPUs."""
+    reaches the simulation's), and random's `device_count` would count the real GPUs; random's
+    `_lazy_call` as where the real CUDA has not started (unstarted_lazy_call)."""
     lazy_init = [(module, "_lazy_init", api["_lazy_init"]) for module in (torch.cuda.memory, torch.cuda.random)]
-    return [*lazy_init, (torch.cuda.random, "device_count", api["device_count"])]
+    return [*lazy_init, (torch.cuda.random, "device_count", api["device_count"]), (torch.cuda.random, "_lazy_call", unstarted_lazy_call)]
+
+
+def unstarted_lazy_call(callable: Callable[[], None], **kwargs: Any) -> None:
+    """torch.cuda.random's `_lazy_call` while a module is collected (a module-level
+    `torch.manual_seed`): dropped, as on a machine whose real CUDA never starts, where torch queues
+    it for that start. Where an earlier test started the real CUDA, torch's own would run it at once:
+    the simulated device count over the real generators (an IndexError on one GPU)."""
 
 
 def allocator_api(sim: Simulation) -> dict[str, Any]:

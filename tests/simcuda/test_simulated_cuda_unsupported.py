@@ -110,6 +110,18 @@ def test_at_collection_a_cuda_entry_point_is_refused_by_name(call: Callable[[], 
         call()
 
 
+def test_at_collection_a_seed_never_reaches_a_real_cuda_an_earlier_test_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU machine an earlier test in the process may have started the real CUDA; torch then
+    runs a seeding callback at once, where it queues it on a machine whose CUDA never started (one
+    H200 under -n 8: the simulated device count over the real generators, an IndexError). torch's
+    own flag stands for the started CUDA here; the callback reaches neither CUDA, as on a CPU."""
+    monkeypatch.setattr(torch.cuda, "_initialized", True)
+    with simulated_imports(2, 1) as simulation:
+        torch.manual_seed(0)
+        torch.cuda.manual_seed_all(1)
+    assert simulation.refusals == []
+
+
 def test_at_collection_what_needs_no_real_cuda_is_answered_as_in_a_test() -> None:
     """Its twin: a case list made under `torch.cuda.device(0)`, seeds, the cache emptied and the
     capture asked about run on the simulated devices, refusing nothing; the names stay torch's."""
