@@ -25,8 +25,8 @@ def state_result(module: nn.Module) -> ProxyResult:
     followed the dtype move but the meta move cannot run, so their device move is untested."""
     loose = sorted(unregistered_tensors(module))
     not_following = tensors_not_following_dtype(module, torch.float64)
-    problems = [f"after .to(torch.float64): {line}" for line in not_following]
-    left_behind = {line.rpartition(" is ")[0] for line in not_following}  # "mean is torch.float32": an attribute's name has no space
+    problems = [f"after .to(torch.float64): {name} is {dtype}" for name, dtype in not_following.items()]
+    left_behind = set(not_following)
     moved = device_move_check(module, "meta")
     if moved.kind == FINDING:
         problems.append(moved.detail)

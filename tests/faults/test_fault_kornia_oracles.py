@@ -100,8 +100,8 @@ def test_fault_corrupted_coefficients_are_flagged_by_the_2791_direct_oracle(monk
 def test_fault_unregistered_table_does_not_follow_to() -> None:
     faulty, correct = TableModule(registered=False), TableModule(registered=True)
     assert list(unregistered_tensors(faulty)) == ["table"] and not unregistered_tensors(correct)
-    assert tensors_not_following_dtype(faulty, torch.float64) == ["table is torch.float32"]
-    assert tensors_not_following_dtype(correct, torch.float64) == []
+    assert tensors_not_following_dtype(faulty, torch.float64) == {"table": torch.float32}
+    assert tensors_not_following_dtype(correct, torch.float64) == {}
     moved = device_move_check(faulty, "meta")
     assert (moved.kind, moved.detail) == (FINDING, "after .to('meta'): table is on cpu")
     assert device_move_check(correct, "meta").kind == CLEAN
