@@ -327,10 +327,9 @@ def test_the_bug_listing_gives_each_race_bug_its_record() -> None:
 MAIN_JOB = "reports/observed/2026-11-28-nvidia-h200/main/results.json"
 
 
-@pytest.mark.parametrize("bug_id", ["torchvision-9606", "torchvision-9060"])
-def test_the_docs_race_verdicts_are_what_the_h200_main_jobs_hunts_give(bug_id: str) -> None:
-    """docs/explanation/race-verdicts.md's example lines, drawn again from that run's clean hunts
-    and the record as it stands (attempts as that run counted them: its clean iterations)."""
+def main_job_detail(bug_id: str) -> str:
+    """The clean verdict's detail that run's hunts of `bug_id` give against the record as it stands
+    (attempts as that run counted them: its clean iterations)."""
     document = json.loads((REPO / MAIN_JOB).read_text(encoding="utf-8"))
     clean = [
         (test["nodeid"], test["properties"])
@@ -341,7 +340,17 @@ def test_the_docs_race_verdicts_are_what_the_h200_main_jobs_hunts_give(bug_id: s
         Observation(nodeid, "direct", "not-observed", "", Hunt(case_of(nodeid, properties["device"]), "NVIDIA H200", properties["iterations"]))
         for nodeid, properties in clean
     ]
-    registry = load_registry()
-    verdict = bug_verdict(registry[bug_id], AffectedStatus(True, "0.26.0", "version 0.26.0"), hunts, RECORD)
-    line = f"{bug_id}  not-reproduced  direct  torchvision 0.26.0  {verdict.detail}"
+    return bug_verdict(load_registry()[bug_id], AffectedStatus(True, "0.26.0", "version 0.26.0"), hunts, RECORD).detail
+
+
+@pytest.mark.parametrize("bug_id", ["torchvision-9606", "torchvision-9060"])
+def test_the_docs_race_verdicts_are_what_the_h200_main_jobs_hunts_give(bug_id: str) -> None:
+    """docs/explanation/race-verdicts.md's example lines, drawn again from that run's clean hunts."""
+    line = f"{bug_id}  not-reproduced  direct  torchvision 0.26.0  {main_job_detail(bug_id)}"
     assert line in (REPO / "docs" / "explanation" / "race-verdicts.md").read_text(encoding="utf-8")
+
+
+def test_the_readmes_race_example_is_what_the_h200_main_jobs_hunts_give() -> None:
+    """The README quotes 9606's detail (wrapped over lines): the record as it stands gives it."""
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert f"`{main_job_detail('torchvision-9606')}`" in readme
