@@ -44,10 +44,10 @@ locks no page) or speed. Known limits:
   functions answer with it), apart from the CPU's, as on a GPU; seeded alike it gives the CPU's
   numbers, not CUDA's (`simulated_cuda(shared_generator=True)`: every device draws from the CPU's).
 - cuDNN is disabled inside, so composite ops take their native paths.
-- CUDA use from another thread is refused while real CUDA is uninitialised (always, on a machine
-  without a GPU); once a real GPU was used in the process, such calls reach it: on a one-GPU
-  machine CUDA's invalid ordinal, read as a refusal (seen on an H200); with a real `cuda:1` they
-  would run there (argued, not run).
+- CUDA use from another thread is refused: in a thread started while the simulation is open, by a
+  guard of its own (threads.py), wherever the real CUDA stands; in one started before, only while
+  the real CUDA is uninitialised (always, on a machine without a GPU): once a real GPU was used in
+  the process such a call reaches it (on one H200, CUDA's invalid ordinal, read as a refusal).
 - C++ entry points that reach CUDA without passing `torch.cuda._lazy_init` and that no stand-in
   covers fail with PyTorch's own driver error (legacy `x.type("torch.cuda.FloatTensor")` and
   `torch.set_default_device("cuda")` are simulated; `set_default_tensor_type` of a CUDA type is
@@ -66,7 +66,7 @@ from simcuda.ordering import ReusedMemoryRace, StreamRace
 from simcuda.state import running
 from simcuda.unsupported import REAL_CUDA_REACHED, SimulationUnsupported, is_refusal, reached_real_cuda
 
-__version__ = "0.4.5"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
+__version__ = "0.4.6"  # the distribution's version (pyproject.toml here reads it; CHANGELOG.md)
 
 if TYPE_CHECKING:
     from simcuda.allocations import Allocation, describe

@@ -14,8 +14,9 @@ from simcuda.graphs import mark_step_restored
 from simcuda.pinning import simulated_pinning
 from simcuda.simulation import Simulation
 from simcuda.stand_ins import swapped
-from simcuda.state import OPEN_SIMULATIONS
+from simcuda.state import OPEN_SIMULATIONS, is_open
 from simcuda.tensor import modes_suspended
+from simcuda.threads import other_threads_guarded
 from simcuda.unsupported import refusals_logged_to
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def _opened(sim: Simulation, module_functions: bool) -> Iterator[Simulation]:
         stack.enter_context(refusals_logged_to(sim.refusals))
         stack.enter_context(mark_step_restored())
         sim.streams.pinned = stack.enter_context(simulated_pinning())
+        stack.enter_context(other_threads_guarded(lambda: is_open(sim.serial)))
         for context in (swapped(sim, module_functions), SimulatedFunctions(sim), SimulatedDispatch(sim)):
             stack.enter_context(context)
         yield sim

@@ -84,11 +84,19 @@ REAL_CLASSES = {
     torch.cuda.streams.Stream: f"a CUDA stream of torch's own class (torch.cuda.streams.Stream, ExternalStream: {_MADE_PAST_THE_SIMULATION})",
     torch.cuda.streams.Event: f"a CUDA event of torch's own class (torch.cuda.streams.Event: {_MADE_PAST_THE_SIMULATION})",
 }
+# Refused by their `__init__`, which the Python class defines (its `__new__` is pybind11's): the C++
+# constructor reaches the real CUDA past `torch.cuda._lazy_init` once a real GPU started in the process.
+_MEM_POOL = getattr(torch.cuda.memory, "MemPool", None)  # torch 2.5 and later
+REAL_INITS = {_MEM_POOL: "a CUDA memory pool (torch.cuda.MemPool: the real caching allocator's)"} if _MEM_POOL else {}
 
 
 def real_classes_refused() -> list[tuple[Any, str, Any]]:
-    """`__new__` of each of REAL_CLASSES refusing it by name (ExternalStream's calls Stream's)."""
-    return [(cls, "__new__", staticmethod(refuse(feature))) for cls, feature in REAL_CLASSES.items()]
+    """`__new__` of each of REAL_CLASSES refusing it by name (ExternalStream's calls Stream's), and
+    `__init__` of each of REAL_INITS."""
+    return [
+        *((cls, "__new__", staticmethod(refuse(feature))) for cls, feature in REAL_CLASSES.items()),
+        *((cls, "__init__", refuse(feature)) for cls, feature in REAL_INITS.items()),
+    ]
 
 
 def cuda_entry_point() -> str:

@@ -7,6 +7,7 @@ import sys
 import threading
 from collections.abc import Callable
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import torch
@@ -14,7 +15,7 @@ import torchvision
 
 from simcuda import SimulationUnsupported, real_cpu, simulated_cuda
 from simcuda.context import simulated_imports
-from simcuda.stand_ins import REAL_CLASSES
+from simcuda.stand_ins import REAL_CLASSES, REAL_INITS
 from simcuda.unsupported import is_refusal
 
 
@@ -70,6 +71,7 @@ FEATURES: dict[str, tuple[Callable[[torch.Tensor], object], str]] = {
         "a pluggable CUDA allocator",
     ),
     "NVML": (lambda x: torch.cuda.utilization(), "NVML queries of a real GPU"),
+    "MemPool": (lambda x: torch.cuda.MemPool(), "a CUDA memory pool"),
 }
 
 
@@ -94,7 +96,7 @@ AT_COLLECTION: dict[str, tuple[Callable[[], object], str]] = {
     "CUDAGraph": (lambda: torch.cuda.CUDAGraph(), "CUDA graphs"),
     "Stream": (lambda: torch.cuda.Stream(), "a CUDA stream of torch's own class"),
     "Event": (lambda: torch.cuda.Event(), "a CUDA event of torch's own class"),
-    "MemPool": (lambda: torch.cuda.MemPool(), "a CUDA entry point the simulation does not stand in for"),
+    "MemPool": (lambda: torch.cuda.MemPool(), "a CUDA memory pool"),
     "current_device": (lambda: torch.cuda.current_device(), "torch.cuda.current_device"),
     "synchronize": (lambda: torch.cuda.synchronize(), "torch.cuda.synchronize"),
     "init": (lambda: torch.cuda.init(), "torch.cuda.init"),
@@ -108,6 +110,66 @@ AT_COLLECTION: dict[str, tuple[Callable[[], object], str]] = {
 def test_at_collection_a_cuda_entry_point_is_refused_by_name(call: Callable[[], object], named: str) -> None:
     with simulated_imports(2, 1), pytest.raises(SimulationUnsupported, match=named):
         call()
+
+
+def real_cuda_started() -> None:
+    """The real CUDA as an earlier test of the process leaves it: started. C++ remembers a lazy init
+    that returned and never asks `torch.cuda._lazy_init` again (torch/csrc/utils/device_lazy_init.cpp).
+    Without a GPU, a lazy init that returns once leaves the same mark; the call it let through gets
+    the driver's answer."""
+    if torch.cuda.is_available():
+        torch.cuda.init()
+        return
+    lazy_init = torch.cuda._lazy_init
+    torch.cuda._lazy_init = lambda: None
+    try:
+        torch.empty(1, device="cuda")
+    except RuntimeError:
+        pass  # "Found no NVIDIA driver" (or "not compiled with CUDA"): the mark is left all the same
+    finally:
+        torch.cuda._lazy_init = lazy_init
+
+
+PAST_THE_LAZY_INIT = {name: FEATURES[name] for name in ("factory in another thread", "MemPool")}
+SIMULATIONS = {"in a test": simulated_cuda, "at collection": lambda: simulated_imports(2, 1)}
+
+
+@pytest.mark.isolated(group="the real CUDA started")  # the mark lasts as long as the process
+@pytest.mark.parametrize("simulation", SIMULATIONS.values(), ids=SIMULATIONS.keys())
+@pytest.mark.parametrize(("call", "named"), PAST_THE_LAZY_INIT.values(), ids=PAST_THE_LAZY_INIT.keys())
+def test_once_the_real_cuda_started_what_no_lazy_init_reaches_is_still_refused(
+    simulation: Callable[[], Any], call: Callable[[torch.Tensor], object], named: str
+) -> None:
+    """Where an earlier test started the real CUDA, C++ no longer asks the lazy init, which refuses
+    where it never started: a worker thread's factory and a memory pool's constructor went on to
+    the real GPU (one H200 under -n 8: CUDA's invalid ordinal for cuda:1; a pool made for real)."""
+    real_cuda_started()
+    with simulation():
+        x = torch.rand(1, 3, 16, 16, device="cuda:1")
+        with pytest.raises(SimulationUnsupported, match=named):
+            call(x)
+
+
+def test_a_thread_started_inside_runs_cpu_work_and_pins_as_before() -> None:
+    """The guard of a thread started inside refuses only what would reach the real CUDA: the pin
+    thread's pinning and CPU work run as without it, and a thread that outlives the simulation is
+    free again."""
+    results: dict[str, object] = {}
+    with simulated_cuda():
+
+        def work() -> None:
+            results["sum"] = (torch.ones(2, device="cpu") + 1).sum().item()
+            results["pinned"] = torch.ones(2).pin_memory().is_pinned()
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+        released = threading.Event()
+        leftover = threading.Thread(target=lambda: released.wait() and results.setdefault("after", torch.zeros(1, device="meta").device.type))
+        leftover.start()
+    released.set()
+    leftover.join()
+    assert results == {"sum": 4.0, "pinned": True, "after": "meta"}
 
 
 def test_at_collection_a_seed_never_reaches_a_real_cuda_an_earlier_test_started(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -364,7 +426,9 @@ def test_a_refusal_a_dataloader_worker_raised_again_is_logged_by_its_feature() -
 
 
 def test_each_class_refused_by_its_constructor_has_a_new_of_its_own() -> None:
-    """The simulation swaps `__new__` and puts it back; on a class without one of its own, taking the
-    swapped one away leaves CPython's slot on object.__new__ ("takes exactly one argument"): a torch
-    whose class lost its own `__new__` must fail here, not break that class after every simulation."""
-    assert [cls.__qualname__ for cls in REAL_CLASSES if "__new__" not in vars(cls)] == []
+    """The simulation swaps `__new__` (or `__init__`) and puts it back; on a class without one of its
+    own, taking the swapped one away leaves CPython's slot on object.__new__ ("takes exactly one
+    argument"): a torch whose class lost its own must fail here, not break that class after every
+    simulation."""
+    lacking = [cls.__qualname__ for cls in REAL_CLASSES if "__new__" not in vars(cls)]
+    assert lacking + [cls.__qualname__ for cls in REAL_INITS if "__init__" not in vars(cls)] == []
