@@ -320,7 +320,7 @@ def test_the_summary_names_a_case_by_its_test_and_every_release() -> None:
 def test_the_bug_listing_gives_each_race_bug_its_record() -> None:
     listing = bug_listing(load_registry(), RECORD)
     assert listing.count("race record (real GPUs): ") == len(RACE_BUGS)
-    nine_six_oh_six = "NVIDIA H200: test_decode_after_caller_freed_memory: 4 sightings in 24 attempts on 0.26.0, 6 runs of 4 seeds"
+    nine_six_oh_six = "NVIDIA H200: test_decode_after_caller_freed_memory: 4 sightings in 44 attempts on 0.26.0, 10 runs of 4 seeds"
     assert f"race record (real GPUs): {nine_six_oh_six}" in listing
 
 
