@@ -20,7 +20,10 @@ from suites.sam2_460_cudagraph.oracles import (
     comparison_tolerance,
     cudagraph_use_problem,
 )
-from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, frames
+from suites.sam2_460_cudagraph.position_encodings import CHANNELS, CachedSinePosition, encoder_and_eager_twin, frames
+
+# ATen ops max-autotune benchmarks candidate kernels for (matrix products, convolutions).
+_BENCHMARKED = ("mm", "conv", "linear", "baddbmm")
 
 
 def test_tolerance_follows_the_precision_in_force() -> None:
@@ -190,3 +193,16 @@ def test_the_cpu_twin_runs_only_where_it_compiles_sam2_and_no_gpu_runs_the_direc
         with pytest.raises(pytest.skip.Exception, match=f"CPU twin .* left out: .*{left_out_because}"):
             twin()
     assert compared == ([] if left_out_because else ["compared"])
+
+
+def test_the_encoder_around_the_position_cache_leaves_max_autotune_nothing_to_benchmark() -> None:
+    """max-autotune benchmarks matrix products and convolutions: with a 1x1 convolution there, its two
+    tests took 23 s of the folder's 33 s on an H200 with a cold cache. The encoder's features are
+    pointwise work instead; traced to the ATen ops inductor receives, none is benchmarked."""
+    from torch.fx.experimental.proxy_tensor import make_fx  # the tracer, for this test only
+
+    encoder, _ = encoder_and_eager_twin(CachedSinePosition(CHANNELS, fixed=True), "cpu")
+    with torch.no_grad():
+        traced = make_fx(encoder)(frames("cpu")[0])
+    ops = {str(node.target) for node in traced.graph.nodes if node.op == "call_function"}
+    assert ops and not [op for op in ops if any(kind in op for kind in _BENCHMARKED)], sorted(ops)
