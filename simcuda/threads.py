@@ -6,11 +6,17 @@ never meets the simulation's. Where the real CUDA never started, its C++ binding
 in the process, C++ remembers the start and asks no more: `torch.zeros(2, device="cuda:1")` from a
 worker thread reached the real device (an H200: CUDA's invalid ordinal; `cuda:0` would allocate on
 it). The guard is a dispatch mode each such thread enters at its first call (`threading.setprofile`
-runs a hook there before `run()`): an op that names a CUDA device or reads a real CUDA tensor is
-refused while the simulation is open; a simulated tensor's op goes on to its own dispatch, as it
-did without the guard, and the pinning kernels run as they do in the pin thread (pinning.py).
+runs a hook there before `run()`): an ATen op that names a CUDA device or reads a real CUDA tensor
+is refused while the simulation is open; a simulated tensor's op goes on to its own dispatch, as it
+did without the guard, pinning runs as it does in the pin thread (pinning.py), and fake
+tensors (FakeTensorMode: `torch.export`, `make_fx`) pass, touching no device.
 
-Threads started before the simulation opened, or with `_thread` directly, are not guarded.
+Not guarded: threads started before the simulation opened or with `_thread` directly, and what
+reaches CUDA beneath the dispatcher: `torch.tensor(..., device=)` and `torch.as_tensor` (their
+copy runs with the Python key excluded), a nested tensor's constructor (its device is positional),
+`torch.UntypedStorage(device=)`. Where the real CUDA never started the lazy init refuses those too;
+where it started, the pytest plugin's watch of the real CUDA (real_cuda.py) sees an allocation, and
+a missing ordinal is read as a refusal (unsupported.py).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
@@ -30,18 +37,19 @@ from simcuda.tensor import is_simulated
 from simcuda.unsupported import SimulationUnsupported
 
 OTHER_THREAD = "CUDA used from another thread (modes are thread-local)"
-aten = torch.ops.aten
-# The pin thread's ops: the simulation's process-wide kernels answer them on the CPU (pinning.py).
-_PINNING = frozenset({aten.pin_memory.default, aten._pin_memory.default, aten.is_pinned.default})
 
 
 def reaches_real_cuda(args: tuple, kwargs: dict) -> bool:
-    """Whether an ATen call names a CUDA device or reads a real (not simulated) CUDA tensor."""
+    """Whether an ATen call names a CUDA device (its `device` keyword: the pinning ops take theirs by
+    position, and the simulation's kernels answer them, pinning.py) or reads a real (not simulated,
+    not fake) CUDA tensor; never under a FakeTensorMode, whose calls touch no device."""
+    if torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is not None:
+        return False
     device = kwargs.get("device")
     if device is not None and torch.device(device).type == "cuda":
         return True
     leaves, _ = tree_flatten((args, kwargs))
-    return any(isinstance(leaf, torch.Tensor) and leaf.is_cuda and not is_simulated(leaf) for leaf in leaves)
+    return any(isinstance(leaf, torch.Tensor) and leaf.is_cuda and not (is_simulated(leaf) or isinstance(leaf, FakeTensor)) for leaf in leaves)
 
 
 class OtherThreadGuard(TorchDispatchMode):
@@ -51,9 +59,16 @@ class OtherThreadGuard(TorchDispatchMode):
         super().__init__()
         self.is_open = is_open
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Else each op goes through torch._dynamo.disable: Dynamo imported at the thread's first op
+        # (a second here), every op several times slower, and the guard, which stays with its thread
+        # after the simulation, kept torch.compile from compiling any frame there (torch 2.14).
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func not in _PINNING and self.is_open() and reaches_real_cuda(args, kwargs):
+        if self.is_open() and reaches_real_cuda(args, kwargs):
             raise SimulationUnsupported(OTHER_THREAD, caller_summary())
         return func(*args, **kwargs)
 
@@ -61,7 +76,8 @@ class OtherThreadGuard(TorchDispatchMode):
 @contextlib.contextmanager
 def other_threads_guarded(is_open: Callable[[], bool]) -> Iterator[None]:
     """Every thread `threading` starts in the block enters an OtherThreadGuard at its first call;
-    a profile hook set before (a profiler's) still runs in it, from that call on."""
+    a profile hook set before (a profiler's) still runs in it, from that call on, and one set inside
+    the block is left in place at its end."""
     previous = threading.getprofile()
 
     def first_call(frame: Any, event: str, arg: Any) -> Any:
@@ -73,4 +89,5 @@ def other_threads_guarded(is_open: Callable[[], bool]) -> Iterator[None]:
     try:
         yield
     finally:
-        threading.setprofile(previous)
+        if threading.getprofile() is first_call:
+            threading.setprofile(previous)

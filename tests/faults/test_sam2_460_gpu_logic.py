@@ -195,10 +195,11 @@ def test_the_cpu_twin_runs_only_where_it_compiles_sam2_and_no_gpu_runs_the_direc
     assert compared == ([] if left_out_because else ["compared"])
 
 
-def test_the_encoder_around_the_position_cache_leaves_max_autotune_nothing_to_benchmark() -> None:
+def test_the_encoder_around_the_position_cache_leaves_max_autotune_no_matrix_product_to_benchmark() -> None:
     """max-autotune benchmarks matrix products and convolutions: with a 1x1 convolution there, its two
     tests took 23 s of the folder's 33 s on an H200 with a cold cache. The encoder's features are
-    pointwise work instead; traced to the ATen ops inductor receives, none is benchmarked."""
+    pointwise work instead (max-autotune's coordinate descent still tunes their kernels); traced to
+    the ATen ops inductor receives, none is a matrix product or a convolution."""
     from torch.fx.experimental.proxy_tensor import make_fx  # the tracer, for this test only
 
     encoder, _ = encoder_and_eager_twin(CachedSinePosition(CHANNELS, fixed=True), "cpu")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -148,6 +149,65 @@ def test_once_the_real_cuda_started_what_no_lazy_init_reaches_is_still_refused(
         x = torch.rand(1, 3, 16, 16, device="cuda:1")
         with pytest.raises(SimulationUnsupported, match=named):
             call(x)
+
+
+def in_a_thread_started_inside(work: Callable[[], object], after_the_simulation: bool = False) -> object:
+    """What `work` returns, or the error it raises, run in a thread started inside a simulation:
+    while it is open, or once it has ended."""
+    outcome: list[object] = []
+    released = threading.Event()
+
+    def run() -> None:
+        released.wait()
+        try:
+            outcome.append(work())
+        except Exception as error:  # noqa: BLE001 - carried back to the test's thread
+            outcome.append(error)
+
+    with simulated_cuda():
+        thread = threading.Thread(target=run)
+        thread.start()
+        if not after_the_simulation:
+            released.set()
+            thread.join()
+    released.set()
+    thread.join()
+    return outcome[0]
+
+
+def pinned_for_cuda() -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the `device` argument, which older DataLoaders pass
+        return torch.ones(2).pin_memory("cuda").is_pinned()
+
+
+def compiled_frames() -> int:
+    from torch._dynamo.testing import CompileCounter  # Dynamo, for this test only
+
+    counter = CompileCounter()
+    torch.compile(lambda x: x + 1, backend=counter)(torch.ones(2))
+    return counter.frame_count
+
+
+def fake_cuda_sum() -> float:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        return (torch.empty(2, device="cuda") + 1).shape.numel()
+
+
+@pytest.mark.isolated(group="the real CUDA started")
+def test_once_the_real_cuda_started_a_guarded_thread_lets_through_what_touches_no_cuda() -> None:
+    """The guard refuses only what would reach the real CUDA: pinning for CUDA (the pin thread's
+    kernels answer it), fake CUDA tensors (FakeTensorMode touches no device) pass while the
+    simulation is open; once it has ended the thread reaches torch's own CUDA again (here the
+    driver's answer, never a refusal) and compiles as any thread does."""
+    real_cuda_started()
+    assert in_a_thread_started_inside(pinned_for_cuda) is True
+    assert in_a_thread_started_inside(fake_cuda_sum) == 2
+    after = in_a_thread_started_inside(lambda: torch.zeros(1, device="cuda:1"), after_the_simulation=True)
+    assert not isinstance(after, SimulationUnsupported), after
+    assert in_a_thread_started_inside(compiled_frames, after_the_simulation=True) == 1
 
 
 def test_a_thread_started_inside_runs_cpu_work_and_pins_as_before() -> None:
