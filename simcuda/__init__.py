@@ -46,11 +46,11 @@ locks no page) or speed. Known limits:
 - cuDNN is disabled inside, so composite ops take their native paths.
 - CUDA use from another thread is refused: while the real CUDA is uninitialised (always, on a
   machine without a GPU), by CUDA's lazy init; once a real GPU was used in the process, in a thread
-  started while the simulation is open, by a guard of its own (threads.py) for what passes the
-  dispatcher (factories, moves, ops on real CUDA tensors). `torch.tensor(..., device=)`,
-  `torch.as_tensor`, nested tensors and `UntypedStorage(device=)` pass beneath it there, as does
-  anything from a thread started before: they reach the real GPU, where the plugin's watch sees an
-  allocation and CUDA's invalid ordinal is read as a refusal (seen on an H200).
+  started while the simulation is open, by a guard of its own (threads.py: factories, moves, ops on
+  real CUDA tensors, `torch.tensor(..., device=)`). Nested tensors' constructor and
+  `UntypedStorage(device=)` pass beneath it there, as does anything from a thread started before:
+  they reach the real GPU, where the plugin's watch sees an allocation and CUDA's invalid ordinal is
+  read as a refusal (seen on an H200).
 - C++ entry points that reach CUDA without passing `torch.cuda._lazy_init` and that no stand-in
   covers fail with PyTorch's own driver error (legacy `x.type("torch.cuda.FloatTensor")` and
   `torch.set_default_device("cuda")` are simulated; `set_default_tensor_type` of a CUDA type is

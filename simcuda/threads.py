@@ -5,18 +5,19 @@ never meets the simulation's. Where the real CUDA never started, its C++ binding
 `torch.cuda._lazy_init` first, and the stand-in refuses (stand_ins.py). Once a real GPU was used
 in the process, C++ remembers the start and asks no more: `torch.zeros(2, device="cuda:1")` from a
 worker thread reached the real device (an H200: CUDA's invalid ordinal; `cuda:0` would allocate on
-it). The guard is a dispatch mode each such thread enters at its first call (`threading.setprofile`
-runs a hook there before `run()`): an ATen op that names a CUDA device or reads a real CUDA tensor
-is refused while the simulation is open; a simulated tensor's op goes on to its own dispatch, as it
-did without the guard, pinning runs as it does in the pin thread (pinning.py), and fake
-tensors (FakeTensorMode: `torch.export`, `make_fx`) pass, touching no device.
+it). The guard is two modes each such thread enters at its first call (`threading.setprofile` runs
+a hook there before `run()`): while the simulation is open, a dispatch mode refuses an ATen op that
+names a CUDA device or reads a real CUDA tensor, and a function mode a torch function naming one by
+its `device` keyword (`torch.tensor` and `torch.as_tensor` copy beneath the dispatcher). A
+simulated tensor's op goes on to its own dispatch, as it did without the guard, pinning runs as it
+does in the pin thread (pinning.py), and fake tensors (FakeTensorMode: `torch.export`, `make_fx`)
+pass, touching no device.
 
-Not guarded: threads started before the simulation opened or with `_thread` directly, and what
-reaches CUDA beneath the dispatcher: `torch.tensor(..., device=)` and `torch.as_tensor` (their
-copy runs with the Python key excluded), a nested tensor's constructor (its device is positional),
-`torch.UntypedStorage(device=)`. Where the real CUDA never started the lazy init refuses those too;
-where it started, the pytest plugin's watch of the real CUDA (real_cuda.py) sees an allocation, and
-a missing ordinal is read as a refusal (unsupported.py).
+Not guarded: threads started before the simulation opened or with `_thread` directly, a nested
+tensor's constructor (its device is positional) and `torch.UntypedStorage(device=)`. Where the real
+CUDA never started the lazy init refuses those too; where it started, the pytest plugin's watch of
+the real CUDA (real_cuda.py) sees an allocation, and a missing ordinal is read as a refusal
+(unsupported.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
@@ -39,14 +41,20 @@ from simcuda.unsupported import SimulationUnsupported
 OTHER_THREAD = "CUDA used from another thread (modes are thread-local)"
 
 
-def reaches_real_cuda(args: tuple, kwargs: dict) -> bool:
-    """Whether an ATen call names a CUDA device (its `device` keyword: the pinning ops take theirs by
-    position, and the simulation's kernels answer them, pinning.py) or reads a real (not simulated,
-    not fake) CUDA tensor; never under a FakeTensorMode, whose calls touch no device."""
-    if torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is not None:
-        return False
+def names_cuda(kwargs: dict) -> bool:
+    """Whether a call's `device` keyword is a CUDA device (the pinning ops take theirs by position,
+    and the simulation's kernels answer them, pinning.py); never under a FakeTensorMode, whose calls
+    touch no device."""
     device = kwargs.get("device")
-    if device is not None and torch.device(device).type == "cuda":
+    if device is None or torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is not None:
+        return False
+    return torch.device(device).type == "cuda"
+
+
+def reaches_real_cuda(args: tuple, kwargs: dict) -> bool:
+    """Whether an ATen call names a CUDA device or reads a real (not simulated, not fake) CUDA
+    tensor."""
+    if names_cuda(kwargs):
         return True
     leaves, _ = tree_flatten((args, kwargs))
     return any(isinstance(leaf, torch.Tensor) and leaf.is_cuda and not (is_simulated(leaf) or isinstance(leaf, FakeTensor)) for leaf in leaves)
@@ -73,6 +81,22 @@ class OtherThreadGuard(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+class OtherThreadConstructors(TorchFunctionMode):
+    """Refuses a torch function naming a CUDA device by its `device` keyword while `is_open()`
+    holds: `torch.tensor` and `torch.as_tensor` copy beneath the dispatcher, where the dispatch
+    guard never sees the device."""
+
+    def __init__(self, is_open: Callable[[], bool]) -> None:
+        super().__init__()
+        self.is_open = is_open
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if self.is_open() and names_cuda(kwargs):
+            raise SimulationUnsupported(OTHER_THREAD, caller_summary())
+        return func(*args, **kwargs)
+
+
 @contextlib.contextmanager
 def other_threads_guarded(is_open: Callable[[], bool]) -> Iterator[None]:
     """Every thread `threading` starts in the block enters an OtherThreadGuard at its first call;
@@ -82,7 +106,8 @@ def other_threads_guarded(is_open: Callable[[], bool]) -> Iterator[None]:
 
     def first_call(frame: Any, event: str, arg: Any) -> Any:
         sys.setprofile(previous)
-        OtherThreadGuard(is_open).__enter__()  # left with the thread: modes are thread-local
+        OtherThreadGuard(is_open).__enter__()  # both left with the thread: modes are thread-local
+        OtherThreadConstructors(is_open).__enter__()
         return previous(frame, event, arg) if previous is not None else None
 
     threading.setprofile(first_call)
