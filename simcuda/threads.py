@@ -60,12 +60,20 @@ def reaches_real_cuda(args: tuple, kwargs: dict) -> bool:
     return any(isinstance(leaf, torch.Tensor) and leaf.is_cuda and not (is_simulated(leaf) or isinstance(leaf, FakeTensor)) for leaf in leaves)
 
 
-class OtherThreadGuard(TorchDispatchMode):
-    """Refuses what would reach the real CUDA from this thread while `is_open()` holds."""
+class _WhileOpen:
+    """A mode of a guarded thread: it refuses a call that `reached` the real CUDA while `is_open()`."""
 
     def __init__(self, is_open: Callable[[], bool]) -> None:
         super().__init__()
         self.is_open = is_open
+
+    def refuse_if(self, reached: Callable[[], bool]) -> None:
+        if self.is_open() and reached():
+            raise SimulationUnsupported(OTHER_THREAD, caller_summary())
+
+
+class OtherThreadGuard(_WhileOpen, TorchDispatchMode):
+    """Refuses an ATen op that would reach the real CUDA from this thread (reaches_real_cuda)."""
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -76,30 +84,23 @@ class OtherThreadGuard(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if self.is_open() and reaches_real_cuda(args, kwargs):
-            raise SimulationUnsupported(OTHER_THREAD, caller_summary())
+        self.refuse_if(lambda: reaches_real_cuda(args, kwargs))
         return func(*args, **kwargs)
 
 
-class OtherThreadConstructors(TorchFunctionMode):
-    """Refuses a torch function naming a CUDA device by its `device` keyword while `is_open()`
-    holds: `torch.tensor` and `torch.as_tensor` copy beneath the dispatcher, where the dispatch
-    guard never sees the device."""
-
-    def __init__(self, is_open: Callable[[], bool]) -> None:
-        super().__init__()
-        self.is_open = is_open
+class OtherThreadConstructors(_WhileOpen, TorchFunctionMode):
+    """Refuses a torch function naming a CUDA device by its `device` keyword: `torch.tensor` and
+    `torch.as_tensor` copy beneath the dispatcher, where OtherThreadGuard never sees the device."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if self.is_open() and names_cuda(kwargs):
-            raise SimulationUnsupported(OTHER_THREAD, caller_summary())
+        self.refuse_if(lambda: names_cuda(kwargs))
         return func(*args, **kwargs)
 
 
 @contextlib.contextmanager
 def other_threads_guarded(is_open: Callable[[], bool]) -> Iterator[None]:
-    """Every thread `threading` starts in the block enters an OtherThreadGuard at its first call;
+    """Every thread `threading` starts in the block enters both guards at its first call;
     a profile hook set before (a profiler's) still runs in it, from that call on, and one set inside
     the block is left in place at its end."""
     previous = threading.getprofile()
