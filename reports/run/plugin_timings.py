@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.devices.plugin import isolated_children_at_once
 from fixtures.evidence.isolated_reports import in_isolated_child
 from fixtures.known_bugs.plugin import runs_the_suites
 from reports.run.timings import Timeline, phase_lines, phases, process_age
@@ -54,6 +55,7 @@ class PhaseClock:
         groups = {(marker.args[0] if marker.args else marker.kwargs.get("group", nodeid)) for nodeid, marker in markers.items() if marker is not None}
         self.isolated = {nodeid for nodeid, marker in markers.items() if marker is not None}
         self.timeline.children = len(groups)
+        self.timeline.children_at_once = min(isolated_children_at_once(session.config), len(groups)) if groups else 1
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session):

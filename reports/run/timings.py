@@ -33,6 +33,7 @@ class Timeline:
     start_up: float | None = None  # process start to pytest_configure: the interpreter, torch, the plugins
     collection: float = 0.0
     children: int = 0  # pytest-isolated's child processes
+    children_at_once: int = 1  # side by side, taking turns on the GPUs (fixtures/devices/gpu_turns.py)
     children_wall: float = 0.0
     in_children: Durations = field(default_factory=Durations)
     in_process_wall: float = 0.0
@@ -71,6 +72,7 @@ def phases(timeline: Timeline, reports: float | None = None) -> dict[str, object
     if timeline.children:
         document["isolated_children"] = {
             "count": timeline.children,
+            "at_once": timeline.children_at_once,
             "wall_s": seconds(timeline.children_wall),
             "tests_s": seconds(timeline.in_children.total),
             "process_start_and_exit_s": seconds(timeline.children_wall - timeline.in_children.total),
@@ -96,9 +98,10 @@ def phase_lines(document: Mapping[str, object]) -> list[str]:
         parts.append(f"start-up {document['start_up_s']} s")
     parts.append(f"collection {document['collection_s']} s")
     if children := document.get("isolated_children"):
+        at_once = f"{children['at_once']} at once, " if children["at_once"] > 1 else ""
         parts.append(
             f"{children['count']} isolated child process(es) {children['wall_s']} s "
-            f"(their tests {children['tests_s']} s, process start and exit {children['process_start_and_exit_s']} s)"
+            f"({at_once}their tests {children['tests_s']} s, process start and exit {children['process_start_and_exit_s']} s)"
         )
     tests = document["tests_in_process"]
     parts.append(

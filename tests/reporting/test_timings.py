@@ -19,7 +19,8 @@ def test_the_process_age_is_uptime_less_its_start() -> None:
 
 
 def timeline() -> Timeline:
-    line = Timeline(start_up=6.04, collection=4.41, children=3, children_wall=44.4, in_process_wall=34.5, cuda_start=1.25, cuda_starts=4)
+    line = Timeline(start_up=6.04, collection=4.41, children=3, children_at_once=2, children_wall=44.4, in_process_wall=34.5)
+    line.cuda_start, line.cuda_starts = 1.25, 4
     for nodeid, when, seconds, in_child in [
         ("s/a.py::t[cuda:0]", "setup", 1.0, True),
         ("s/a.py::t[cuda:0]", "call", 10.0, True),
@@ -34,7 +35,7 @@ def timeline() -> Timeline:
 def test_the_phases_split_what_the_tests_took_from_what_their_processes_did() -> None:
     document = phases(timeline(), reports=0.24)
     assert document["start_up_s"] == 6.0 and document["collection_s"] == 4.4 and document["reports_s"] == 0.2
-    assert document["isolated_children"] == {"count": 3, "wall_s": 44.4, "tests_s": 11.0, "process_start_and_exit_s": 33.4}
+    assert document["isolated_children"] == {"count": 3, "at_once": 2, "wall_s": 44.4, "tests_s": 11.0, "process_start_and_exit_s": 33.4}
     assert document["tests_in_process"] == {"wall_s": 34.5, "setup_s": 6.0, "call_s": 22.0, "teardown_s": 2.0, "between_tests_s": 4.5}
     assert document["cuda_start"] == {"processes": 4, "s": 1.2}
     assert document["slowest_files"] == [{"file": "s/b.py", "s": 28.0}, {"file": "s/a.py", "s": 11.0}, {"file": "s/c.py", "s": 2.0}]
@@ -44,7 +45,7 @@ def test_the_phases_split_what_the_tests_took_from_what_their_processes_did() ->
 def test_the_terminal_lines() -> None:
     first, files = phase_lines(phases(timeline(), reports=0.24))
     assert first == (
-        "start-up 6.0 s, collection 4.4 s, 3 isolated child process(es) 44.4 s (their tests 11.0 s, process start and exit 33.4 s), "
+        "start-up 6.0 s, collection 4.4 s, 3 isolated child process(es) 44.4 s (2 at once, their tests 11.0 s, process start and exit 33.4 s), "
         "tests in process 34.5 s (setup 6.0, call 22.0, teardown 2.0, between tests 4.5), CUDA start 1.2 s in 4 process(es) "
         "(within the tests' setup), "
         "verdicts and reports 0.2 s"

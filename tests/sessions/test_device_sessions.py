@@ -307,20 +307,68 @@ def pytest_collection_modifyitems(items):
 """
 
 
-def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus) -> None:
+@pytest.mark.parametrize(
+    ("at_once", "first", "second"),
+    [
+        pytest.param(["--isolated-numprocesses", "1"], 300, 100, id="one-at-a-time"),
+        pytest.param([], 800, 800, id="side-by-side"),  # the default: each may wait for every other's turn
+    ],
+)
+def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus, at_once: list[str], first: int, second: int) -> None:
     """A child costs seconds of imports: a file's isolated tests on one GPU share one, and nothing
-    else does (another file, another GPU, the CPU, an unmarked test); its timeout is theirs together."""
+    else does (another file, another GPU, the CPU, an unmarked test); its timeout is theirs together,
+    and where children run side by side every child's together."""
     gpus(2)
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n{PRINT_CHILDREN}")
     harness.makepyfile(test_first=ISOLATED_FIRST, test_second=ISOLATED_SECOND)
-    result = harness.runpytest("--device", "cpu,cuda:0,cuda:1", "--collect-only", "-q", "-s")
+    result = harness.runpytest("--device", "cpu,cuda:0,cuda:1", "--collect-only", "-q", "-s", *at_once)
     children = sorted(line.split(" ", 1)[1] for line in result.outlines if line.startswith("CHILD "))
     assert children == sorted(
         [
-            *(f"test_first.py on cuda:{gpu} 300 {test}" for gpu in (0, 1) for test in (f"test_a[cuda:{gpu}-1]", f"test_a[cuda:{gpu}-2]")),
-            "test_first.py on cuda:0 300 test_b[cuda:0]",
-            "test_first.py on cuda:1 300 test_b[cuda:1]",
-            "test_second.py on cuda:0 100 test_d[cuda:0]",
-            "test_second.py on cuda:1 100 test_d[cuda:1]",
+            *(f"test_first.py on cuda:{gpu} {first} {test}" for gpu in (0, 1) for test in (f"test_a[cuda:{gpu}-1]", f"test_a[cuda:{gpu}-2]")),
+            f"test_first.py on cuda:0 {first} test_b[cuda:0]",
+            f"test_first.py on cuda:1 {first} test_b[cuda:1]",
+            f"test_second.py on cuda:0 {second} test_d[cuda:0]",
+            f"test_second.py on cuda:1 {second} test_d[cuda:1]",
         ]
     )
+
+
+# Each child records when it started and its test's span; a child sees the one GPU its parent does.
+TURN_CONFTEST = """
+import os, pathlib, time
+import torch
+
+OUT = pathlib.Path({out!r})
+if os.environ.get("PYTEST_RUNNING_IN_SUBPROCESS") == "1":
+    torch.cuda.device_count = lambda: 1
+    (OUT / f"started-{{os.getpid()}}").write_text(repr(time.time()))
+"""
+TURN_TEST = """
+import os, pathlib, time
+import pytest
+
+from conftest import OUT
+
+
+@pytest.mark.isolated_on_gpu(timeout=60)
+@pytest.mark.parametrize("device", ["cuda:0"])
+def test_on_the_gpu(device):
+    begun = time.time()
+    time.sleep(2)
+    (OUT / f"tested-{{os.getpid()}}").write_text(f"{{begun!r}} {{time.time()!r}}")
+"""
+
+
+def test_isolated_children_start_side_by_side_and_take_turns_on_the_gpus(harness, gpus, tmp_path: Path) -> None:
+    """The next child starts while one child's tests run (its start is most of its cost), but never
+    do two children's tests run at once: a race's attempts meet the GPU as when its rate was recorded."""
+    gpus(1)
+    harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + TURN_CONFTEST.format(out=str(tmp_path)))
+    harness.makepyfile(test_one=TURN_TEST.format(), test_two=TURN_TEST.format())
+    harness.runpytest("--device", "cuda:0", "-p", "no:cacheprovider", "--strict-config").assert_outcomes(passed=2)
+    starts = [float(path.read_text()) for path in tmp_path.glob("started-*")]
+    spans = sorted(tuple(map(float, path.read_text().split())) for path in tmp_path.glob("tested-*"))
+    assert len(starts) == len(spans) == 2
+    assert max(starts) < spans[0][1], (starts, spans)  # both children had started before the first test ended
+    assert spans[0][1] <= spans[1][0], spans  # the second child's test began after the first one's ended

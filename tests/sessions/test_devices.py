@@ -1,10 +1,11 @@
-"""--device parsing, skip reasons and xdist pinning arithmetic (pure functions)."""
+"""--device parsing, skip reasons, xdist pinning and isolated children's arithmetic (pure functions)."""
 
 from __future__ import annotations
 
 import pytest
 
 from fixtures.devices.driver import driver_shortfall
+from fixtures.devices.gpu_turns import child_timeouts
 from fixtures.devices.gpus import (
     caller_visible_cuda_devices,
     gpu_for_new_worker,
@@ -211,3 +212,16 @@ def test_too_few_gpus_reads_the_reasons_the_device_plugin_writes() -> None:
 
     assert too_few_gpus(device_skip_reason("cuda:1", 1) or "") and too_few_gpus(min_cuda_devices_skip_reason(2, 1) or "")
     assert not too_few_gpus(device_skip_reason("cuda:1", 0) or "")
+
+
+@pytest.mark.parametrize(
+    ("own", "at_once", "limits"),
+    [
+        ({"a on cuda:0": 300, "b on cuda:0": 100}, 1, {"a on cuda:0": 300, "b on cuda:0": 100}),
+        ({"a on cuda:0": 300, "b on cuda:0": 100}, 2, {"a on cuda:0": 400, "b on cuda:0": 400}),
+        ({"a on cuda:0": 300}, 2, {"a on cuda:0": 300}),
+        ({}, 2, {}),
+    ],
+)
+def test_a_child_beside_others_may_wait_for_all_their_turns(own: dict[str, int], at_once: int, limits: dict[str, int]) -> None:
+    assert child_timeouts(own, at_once) == limits

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import re
 import tomllib
 from pathlib import Path
@@ -56,9 +57,10 @@ def is_the_harness(plugin: str) -> bool:
 def options_of(plugin: str) -> list[str]:
     """The `--options` the plugin's pytest_addoption adds."""
     parser = RecordingParser()
-    module = importlib.import_module(plugin)
-    if hasattr(module, "pytest_addoption"):
-        module.pytest_addoption(parser)
+    hook = getattr(importlib.import_module(plugin), "pytest_addoption", None)
+    if hook is not None:  # given what it asks for, as pluggy gives it
+        arguments = {"parser": parser, "pluginmanager": pytest.PytestPluginManager()}
+        hook(**{name: arguments[name] for name in inspect.signature(hook).parameters})
     return parser.names
 
 
