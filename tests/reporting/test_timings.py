@@ -19,8 +19,9 @@ def test_the_process_age_is_uptime_less_its_start() -> None:
 
 
 def timeline() -> Timeline:
-    line = Timeline(start_up=6.04, collection=4.41, children=3, children_at_once=2, children_wall=44.4, in_process_wall=34.5)
-    line.cuda_start, line.cuda_starts = 1.25, 4
+    line = Timeline(
+        start_up=6.04, collection=4.41, children=3, children_at_once=2, children_wall=44.4, in_process_wall=34.5, cuda_start=1.25, cuda_starts=4
+    )
     for nodeid, when, seconds, in_child in [
         ("s/a.py::t[cuda:0]", "setup", 1.0, True),
         ("s/a.py::t[cuda:0]", "call", 10.0, True),

@@ -311,7 +311,7 @@ def pytest_collection_modifyitems(items):
     ("at_once", "first", "second"),
     [
         pytest.param(["--isolated-numprocesses", "1"], 300, 100, id="one-at-a-time"),
-        pytest.param([], 800, 800, id="side-by-side"),  # the default: each may wait for every other's turn
+        pytest.param(["--isolated-numprocesses", "2"], 800, 800, id="side-by-side"),  # each may wait for every other's turn
     ],
 )
 def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus, at_once: list[str], first: int, second: int) -> None:
@@ -351,11 +351,12 @@ import pytest
 from conftest import OUT
 
 
-@pytest.mark.isolated_on_gpu(timeout=60)
+@pytest.mark.isolated_on_gpu(timeout={timeout})
 @pytest.mark.parametrize("device", ["cuda:0"])
 def test_on_the_gpu(device):
+    assert "GPU_HARNESS_TURN_LOCK" not in os.environ  # what the test starts never waits for the turn
     begun = time.time()
-    time.sleep(2)
+    time.sleep({seconds})
     (OUT / f"tested-{{os.getpid()}}").write_text(f"{{begun!r}} {{time.time()!r}}")
 """
 
@@ -365,10 +366,38 @@ def test_isolated_children_start_side_by_side_and_take_turns_on_the_gpus(harness
     do two children's tests run at once: a race's attempts meet the GPU as when its rate was recorded."""
     gpus(1)
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + TURN_CONFTEST.format(out=str(tmp_path)))
-    harness.makepyfile(test_one=TURN_TEST.format(), test_two=TURN_TEST.format())
+    harness.makepyfile(test_one=TURN_TEST.format(timeout=60, seconds=2), test_two=TURN_TEST.format(timeout=60, seconds=2))
     harness.runpytest("--device", "cuda:0", "-p", "no:cacheprovider", "--strict-config").assert_outcomes(passed=2)
     starts = [float(path.read_text()) for path in tmp_path.glob("started-*")]
     spans = sorted(tuple(map(float, path.read_text().split())) for path in tmp_path.glob("tested-*"))
     assert len(starts) == len(spans) == 2
     assert max(starts) < spans[0][1], (starts, spans)  # both children had started before the first test ended
     assert spans[0][1] <= spans[1][0], spans  # the second child's test began after the first one's ended
+
+
+
+def test_a_child_that_hangs_in_its_turn_costs_its_own_tests_only(harness, gpus, tmp_path: Path) -> None:
+    """A child's limit counts from its start, so a hang that nothing inside it ends (pytest-timeout
+    off here; a native call holding the GIL on a GPU) would keep the turn until the waiting child's
+    limit passed too: the child ends itself once its turn outlasts its own tests' timeouts."""
+    gpus(1)
+    harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + TURN_CONFTEST.format(out=str(tmp_path)))
+    harness.makepyfile(test_hangs=TURN_TEST.format(timeout=8, seconds=300), test_waits=TURN_TEST.format(timeout=8, seconds=0))
+    result = harness.runpytest("--device", "cuda:0", "-p", "no:cacheprovider", "--timeout", "0", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_hangs.py::test_on_the_gpu*"])
+    assert "Timeout (0:00:08)!" in result.stdout.str()  # faulthandler's, with the hung child's stack
+
+
+@pytest.mark.parametrize(("plain", "limits"), [(False, [400, 400]), (True, [300, 100])], ids=["alone", "beside-plain"])
+def test_gpu_children_stay_one_after_the_other_beside_tests_isolated_by_their_own_marks(harness, gpus, plain: bool, limits: list[int]) -> None:
+    """A child of a test's own `isolated` mark would run beside the GPU children and wait for their
+    turns within a limit set without them: such a session runs its children one after the other."""
+    gpus(1)
+    harness.makepyfile(test_first=ISOLATED_FIRST, test_second=ISOLATED_SECOND)
+    if plain:
+        harness.makepyfile(test_plain="import pytest\n\n\n@pytest.mark.isolated(timeout=10)\ndef test_plain():\n    pass\n")
+    items, _ = harness.inline_genitems("--device", "cuda:0")
+    marked = [(item.nodeid.split("::")[0], item.get_closest_marker("isolated")) for item in items if "cuda:0" in item.name]
+    timeouts = {path: marker.kwargs["timeout"] for path, marker in marked if marker is not None}
+    assert [timeouts["test_first.py"], timeouts["test_second.py"]] == limits

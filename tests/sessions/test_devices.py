@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fixtures.devices.driver import driver_shortfall
-from fixtures.devices.gpu_turns import child_timeouts
+from fixtures.devices.gpu_turns import CHILDREN_AT_ONCE, child_timeouts, default_children_at_once
 from fixtures.devices.gpus import (
     caller_visible_cuda_devices,
     gpu_for_new_worker,
@@ -225,3 +225,12 @@ def test_too_few_gpus_reads_the_reasons_the_device_plugin_writes() -> None:
 )
 def test_a_child_beside_others_may_wait_for_all_their_turns(own: dict[str, int], at_once: int, limits: dict[str, int]) -> None:
     assert child_timeouts(own, at_once) == limits
+
+
+
+@pytest.mark.parametrize(
+    ("plain_isolated", "capture_off", "at_once"),
+    [(False, False, CHILDREN_AT_ONCE), (True, False, 1), (False, True, 1), (True, True, 1)],
+)
+def test_children_run_one_after_the_other_beside_others_isolation_and_without_capture(plain_isolated: bool, capture_off: bool, at_once: int) -> None:
+    assert default_children_at_once(plain_isolated, capture_off) == at_once
