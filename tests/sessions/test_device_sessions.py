@@ -308,16 +308,16 @@ def pytest_collection_modifyitems(items):
 
 
 @pytest.mark.parametrize(
-    ("at_once", "first", "second"),
+    ("at_once", "limits"),
     [
-        pytest.param(["--isolated-numprocesses", "1"], 300, 100, id="one-at-a-time"),
-        pytest.param(["--isolated-numprocesses", "2"], 800, 800, id="side-by-side"),  # each may wait for every other's turn
+        pytest.param(["--isolated-numprocesses", "1"], [300, 300, 100, 100], id="one-at-a-time"),
+        pytest.param(["--isolated-numprocesses", "2"], [300, 600, 700, 800], id="side-by-side"),  # and those before it
     ],
 )
-def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus, at_once: list[str], first: int, second: int) -> None:
+def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus, at_once: list[str], limits: list[int]) -> None:
     """A child costs seconds of imports: a file's isolated tests on one GPU share one, and nothing
     else does (another file, another GPU, the CPU, an unmarked test); its timeout is theirs together,
-    and where children run side by side every child's together."""
+    and where children run side by side also those of the children before it, in collection order."""
     gpus(2)
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n{PRINT_CHILDREN}")
     harness.makepyfile(test_first=ISOLATED_FIRST, test_second=ISOLATED_SECOND)
@@ -325,11 +325,11 @@ def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus, at_once:
     children = sorted(line.split(" ", 1)[1] for line in result.outlines if line.startswith("CHILD "))
     assert children == sorted(
         [
-            *(f"test_first.py on cuda:{gpu} {first} {test}" for gpu in (0, 1) for test in (f"test_a[cuda:{gpu}-1]", f"test_a[cuda:{gpu}-2]")),
-            f"test_first.py on cuda:0 {first} test_b[cuda:0]",
-            f"test_first.py on cuda:1 {first} test_b[cuda:1]",
-            f"test_second.py on cuda:0 {second} test_d[cuda:0]",
-            f"test_second.py on cuda:1 {second} test_d[cuda:1]",
+            *(f"test_first.py on cuda:{gpu} {limits[gpu]} {test}" for gpu in (0, 1) for test in (f"test_a[cuda:{gpu}-1]", f"test_a[cuda:{gpu}-2]")),
+            f"test_first.py on cuda:0 {limits[0]} test_b[cuda:0]",
+            f"test_first.py on cuda:1 {limits[1]} test_b[cuda:1]",
+            f"test_second.py on cuda:0 {limits[2]} test_d[cuda:0]",
+            f"test_second.py on cuda:1 {limits[3]} test_d[cuda:1]",
         ]
     )
 
@@ -354,42 +354,44 @@ from conftest import OUT
 @pytest.mark.isolated_on_gpu(timeout={timeout})
 @pytest.mark.parametrize("device", ["cuda:0"])
 def test_on_the_gpu(device):
-    assert "GPU_HARNESS_TURN_LOCK" not in os.environ  # what the test starts never waits for the turn
+    assert "GPU_HARNESS_TURNS" not in os.environ  # what the test starts takes no turn
     begun = time.time()
     time.sleep({seconds})
-    (OUT / f"tested-{{os.getpid()}}").write_text(f"{{begun!r}} {{time.time()!r}}")
+    (OUT / f"tested-{{__name__}}").write_text(f"{{begun!r}} {{time.time()!r}}")
 """
 
 
 def test_isolated_children_start_side_by_side_and_take_turns_on_the_gpus(harness, gpus, tmp_path: Path) -> None:
     """The next child starts while one child's tests run (its start is most of its cost), but never
-    do two children's tests run at once: a race's attempts meet the GPU as when its rate was recorded."""
+    do two children's tests run at once, and they run in collection order: a race's attempts meet
+    the GPU as when its rate was recorded, with the children one after the other."""
     gpus(1)
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + TURN_CONFTEST.format(out=str(tmp_path)))
     harness.makepyfile(test_one=TURN_TEST.format(timeout=60, seconds=2), test_two=TURN_TEST.format(timeout=60, seconds=2))
     harness.runpytest("--device", "cuda:0", "-p", "no:cacheprovider", "--strict-config").assert_outcomes(passed=2)
     starts = [float(path.read_text()) for path in tmp_path.glob("started-*")]
-    spans = sorted(tuple(map(float, path.read_text().split())) for path in tmp_path.glob("tested-*"))
-    assert len(starts) == len(spans) == 2
-    assert max(starts) < spans[0][1], (starts, spans)  # both children had started before the first test ended
-    assert spans[0][1] <= spans[1][0], spans  # the second child's test began after the first one's ended
+    spans = {path.name: tuple(map(float, path.read_text().split())) for path in tmp_path.glob("tested-*")}
+    first, second = spans["tested-test_one"], spans["tested-test_two"]
+    assert len(starts) == 2
+    assert max(starts) < first[1], (starts, spans)  # both children had started before the first test ended
+    assert first[1] <= second[0], spans  # the second child's test began after the first one's ended
 
 
 
-def test_a_child_that_hangs_in_its_turn_costs_its_own_tests_only(harness, gpus, tmp_path: Path) -> None:
-    """A child's limit counts from its start, so a hang that nothing inside it ends (pytest-timeout
-    off here; a native call holding the GIL on a GPU) would keep the turn until the waiting child's
-    limit passed too: the child ends itself once its turn outlasts its own tests' timeouts."""
+def test_a_child_that_hangs_costs_its_own_tests_only(harness, gpus, tmp_path: Path) -> None:
+    """A hang that nothing inside the child ends (pytest-timeout off here; a native call holding
+    the GIL on a GPU) ends at the child's own limit, as with the children one after the other; the
+    child after it, started beside it, runs its tests once it has gone."""
     gpus(1)
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + TURN_CONFTEST.format(out=str(tmp_path)))
-    harness.makepyfile(test_hangs=TURN_TEST.format(timeout=8, seconds=300), test_waits=TURN_TEST.format(timeout=8, seconds=0))
-    result = harness.runpytest("--device", "cuda:0", "-p", "no:cacheprovider", "--timeout", "0", "-rf")
+    harness.makepyfile(test_1=TURN_TEST.format(timeout=8, seconds=300), test_2=TURN_TEST.format(timeout=60, seconds=0))
+    result = harness.runpytest("--device", "cuda:0", "-p", "no:cacheprovider", "--timeout", "0")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["FAILED test_hangs.py::test_on_the_gpu*"])
-    assert "Timeout (0:00:08)!" in result.stdout.str()  # faulthandler's, with the hung child's stack
+    result.stdout.fnmatch_lines(["Subprocess group='test_1.py on cuda:0' timed out after 8 seconds*"])
+    assert (tmp_path / "tested-test_2").exists()
 
 
-@pytest.mark.parametrize(("plain", "limits"), [(False, [400, 400]), (True, [300, 100])], ids=["alone", "beside-plain"])
+@pytest.mark.parametrize(("plain", "limits"), [(False, [300, 400]), (True, [300, 100])], ids=["alone", "beside-plain"])
 def test_gpu_children_stay_one_after_the_other_beside_tests_isolated_by_their_own_marks(harness, gpus, plain: bool, limits: list[int]) -> None:
     """A child of a test's own `isolated` mark would run beside the GPU children and wait for their
     turns within a limit set without them: such a session runs its children one after the other."""
@@ -397,7 +399,7 @@ def test_gpu_children_stay_one_after_the_other_beside_tests_isolated_by_their_ow
     harness.makepyfile(test_first=ISOLATED_FIRST, test_second=ISOLATED_SECOND)
     if plain:
         harness.makepyfile(test_plain="import pytest\n\n\n@pytest.mark.isolated(timeout=10)\ndef test_plain():\n    pass\n")
-    items, _ = harness.inline_genitems("--device", "cuda:0")
+    items, _ = harness.inline_genitems("--device", "cuda:0", "--capture", "fd")
     marked = [(item.nodeid.split("::")[0], item.get_closest_marker("isolated")) for item in items if "cuda:0" in item.name]
     timeouts = {path: marker.kwargs["timeout"] for path, marker in marked if marker is not None}
     assert [timeouts["test_first.py"], timeouts["test_second.py"]] == limits

@@ -1,11 +1,17 @@
-"""--device parsing, skip reasons, xdist pinning and isolated children's arithmetic (pure functions)."""
+"""--device parsing, skip reasons, xdist pinning and isolated children's arithmetic (pure functions),
+and the GPU children's turns (lock files)."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from fixtures.devices.driver import driver_shortfall
-from fixtures.devices.gpu_turns import CHILDREN_AT_ONCE, child_timeouts, default_children_at_once
+from fixtures.devices.gpu_turns import CHILDREN_AT_ONCE, child_timeouts, default_children_at_once, place_of, wait_for_turn, write_order
 from fixtures.devices.gpus import (
     caller_visible_cuda_devices,
     gpu_for_new_worker,
@@ -22,6 +28,7 @@ from fixtures.devices.spec import (
     parse_device_spec,
     simulated_index,
 )
+from tests.conftest import REPO
 
 
 @pytest.mark.parametrize(
@@ -218,13 +225,47 @@ def test_too_few_gpus_reads_the_reasons_the_device_plugin_writes() -> None:
     ("own", "at_once", "limits"),
     [
         ({"a on cuda:0": 300, "b on cuda:0": 100}, 1, {"a on cuda:0": 300, "b on cuda:0": 100}),
-        ({"a on cuda:0": 300, "b on cuda:0": 100}, 2, {"a on cuda:0": 400, "b on cuda:0": 400}),
+        ({"a on cuda:0": 300, "b on cuda:0": 100}, 2, {"a on cuda:0": 300, "b on cuda:0": 400}),
+        ({"a on cuda:0": 300, "a on cuda:1": 300, "b on cuda:0": 100}, 2, {"a on cuda:0": 300, "a on cuda:1": 600, "b on cuda:0": 700}),
         ({"a on cuda:0": 300}, 2, {"a on cuda:0": 300}),
         ({}, 2, {}),
     ],
 )
-def test_a_child_beside_others_may_wait_for_all_their_turns(own: dict[str, int], at_once: int, limits: dict[str, int]) -> None:
+def test_a_child_beside_others_has_the_time_of_those_before_it_too(own: dict[str, int], at_once: int, limits: dict[str, int]) -> None:
     assert child_timeouts(own, at_once) == limits
+
+
+# A child that holds place 0 until it exits, after telling the test it holds it.
+HOLDER = """
+import pathlib, sys, time
+from fixtures.devices.gpu_turns import claim_place
+
+claim_place(pathlib.Path(sys.argv[1]), 0)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_the_next_child_waits_for_the_one_before_it_to_exit(tmp_path: Path) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path), "1.0"], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    assert holder.stdout.readline() == "held\n"
+    begun = time.monotonic()
+    wait_for_turn(tmp_path, 1)
+    waited = time.monotonic() - begun
+    assert holder.poll() is not None and waited > 0.5, waited  # returned once the holder's process had ended
+    holder.wait()
+    wait_for_turn(tmp_path, 0)  # the first child waits for none
+
+
+def test_a_child_before_that_never_claimed_its_place_is_waited_for_a_grace_only(tmp_path: Path) -> None:
+    begun = time.monotonic()
+    wait_for_turn(tmp_path, 1, grace=0.3)
+    assert 0.3 <= time.monotonic() - begun < 5
+
+
+def test_a_child_finds_its_place_by_its_node_ids(tmp_path: Path) -> None:
+    write_order(tmp_path, [["a.py::t[cuda:0]", "a.py::u[cuda:0]"], ["b.py::t[cuda:0]"]])
+    assert [place_of(tmp_path, ids) for ids in (["a.py::u[cuda:0]"], ["b.py::t[cuda:0]"], ["c.py::plain"])] == [0, 1, None]
 
 
 
