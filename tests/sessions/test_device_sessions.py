@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from fixtures.devices import gpu_turns
 from fixtures.plugins import HARNESS_PLUGINS
 from tests.conftest import REPO
 from tests.helpers import warm_python
@@ -307,31 +309,87 @@ def pytest_collection_modifyitems(items):
 """
 
 
-@pytest.mark.parametrize(
-    ("at_once", "limits"),
-    [
-        pytest.param(["--isolated-numprocesses", "1"], [300, 300, 100, 100], id="one-at-a-time"),
-        pytest.param(["--isolated-numprocesses", "2"], [300, 600, 700, 800], id="side-by-side"),  # and those before it
-    ],
-)
-def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus, at_once: list[str], limits: list[int]) -> None:
+def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus) -> None:
     """A child costs seconds of imports: a file's isolated tests on one GPU share one, and nothing
-    else does (another file, another GPU, the CPU, an unmarked test); its timeout is theirs together,
-    and where children run side by side also those of the children before it, in collection order."""
+    else does (another file, another GPU, the CPU, an unmarked test); its timeout is theirs together."""
     gpus(2)
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n{PRINT_CHILDREN}")
     harness.makepyfile(test_first=ISOLATED_FIRST, test_second=ISOLATED_SECOND)
-    result = harness.runpytest("--device", "cpu,cuda:0,cuda:1", "--collect-only", "-q", "-s", *at_once)
+    result = harness.runpytest("--device", "cpu,cuda:0,cuda:1", "--collect-only", "-q", "-s")
     children = sorted(line.split(" ", 1)[1] for line in result.outlines if line.startswith("CHILD "))
     assert children == sorted(
         [
-            *(f"test_first.py on cuda:{gpu} {limits[gpu]} {test}" for gpu in (0, 1) for test in (f"test_a[cuda:{gpu}-1]", f"test_a[cuda:{gpu}-2]")),
-            f"test_first.py on cuda:0 {limits[0]} test_b[cuda:0]",
-            f"test_first.py on cuda:1 {limits[1]} test_b[cuda:1]",
-            f"test_second.py on cuda:0 {limits[2]} test_d[cuda:0]",
-            f"test_second.py on cuda:1 {limits[3]} test_d[cuda:1]",
+            *(f"test_first.py on cuda:{gpu} 300 {test}" for gpu in (0, 1) for test in (f"test_a[cuda:{gpu}-1]", f"test_a[cuda:{gpu}-2]")),
+            "test_first.py on cuda:0 300 test_b[cuda:0]",
+            "test_first.py on cuda:1 300 test_b[cuda:1]",
+            "test_second.py on cuda:0 100 test_d[cuda:0]",
+            "test_second.py on cuda:1 100 test_d[cuda:1]",
         ]
     )
+
+
+# The limits pytest-isolated will give its children, written down just before it launches them.
+RECORD_LIMITS = """
+import json, pathlib
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    limits = getattr(session.config, "_subprocess_group_timeouts")
+    pathlib.Path({out!r}).write_text(json.dumps({{group: limits[group] for group in sorted(limits)}}))
+"""
+# The session's final order reversed after every plugin's collection hook, as --ff reorders it.
+REVERSE_ORDER = """
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items):
+    result = yield
+    items.reverse()
+    return result
+"""
+
+
+@pytest.mark.parametrize(
+    ("turns", "limits"),
+    [
+        (True, {"test_first.py on cuda:0": 400, "test_second.py on cuda:0": 100}),
+        (False, {"test_first.py on cuda:0": 300, "test_second.py on cuda:0": 100}),
+    ],
+    ids=["turns", "no-file-locks"],
+)
+def test_a_gpu_child_taking_turns_has_the_time_of_those_launched_before_it(harness, gpus, tmp_path: Path, monkeypatch, turns, limits) -> None:
+    """Limits in the order pytest-isolated launches the children, the session's final one (here
+    test_second first): each waits for those before it. Without POSIX file locks, no turns."""
+    gpus(1)
+    if not turns:
+        monkeypatch.setattr(gpu_turns, "fcntl", None)
+    out = tmp_path / "limits.json"
+    harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + RECORD_LIMITS.format(out=str(out)) + REVERSE_ORDER)
+    harness.makepyfile(test_first=ISOLATED_FIRST, test_second=ISOLATED_SECOND)
+    harness.runpytest("--device", "cuda:0", "--collect-only", "-q", "--isolated-numprocesses", "2")
+    assert json.loads(out.read_text()) == limits
+
+
+OWN_ISOLATION = """
+import pytest
+
+
+@pytest.mark.isolated(group="mine", timeout=50)
+@pytest.mark.isolated_on_gpu(timeout=100)
+def test_own(device):
+    pass
+"""
+
+
+def test_a_gpu_test_isolated_by_its_own_mark_is_left_to_it(harness, gpus, tmp_path: Path) -> None:
+    """Its own `isolated` group decides where pytest-isolated runs it: the harness neither gives it
+    a child of its own nor a place among the GPU children's turns."""
+    gpus(1)
+    out = tmp_path / "limits.json"
+    harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + RECORD_LIMITS.format(out=str(out)))
+    harness.makepyfile(test_own=OWN_ISOLATION, test_second=ISOLATED_SECOND)
+    harness.runpytest("--device", "cuda:0", "--collect-only", "-q", "--isolated-numprocesses", "2")
+    assert json.loads(out.read_text()) == {"mine": 50, "test_second.py on cuda:0": 100}
 
 
 # Each child records when it started and its test's span; a child sees the one GPU its parent does.
@@ -384,22 +442,44 @@ def test_a_child_that_hangs_costs_its_own_tests_only(harness, gpus, tmp_path: Pa
     child after it, started beside it, runs its tests once it has gone."""
     gpus(1)
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + TURN_CONFTEST.format(out=str(tmp_path)))
-    harness.makepyfile(test_1=TURN_TEST.format(timeout=8, seconds=300), test_2=TURN_TEST.format(timeout=60, seconds=0))
+    harness.makepyfile(test_1=TURN_TEST.format(timeout=10, seconds=300), test_2=TURN_TEST.format(timeout=60, seconds=0))
     result = harness.runpytest("--device", "cuda:0", "-p", "no:cacheprovider", "--timeout", "0")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["Subprocess group='test_1.py on cuda:0' timed out after 8 seconds*"])
+    result.stdout.fnmatch_lines(["Subprocess group='test_1.py on cuda:0' timed out after 10 seconds*"])
     assert (tmp_path / "tested-test_2").exists()
 
 
-@pytest.mark.parametrize(("plain", "limits"), [(False, [300, 400]), (True, [300, 100])], ids=["alone", "beside-plain"])
-def test_gpu_children_stay_one_after_the_other_beside_tests_isolated_by_their_own_marks(harness, gpus, plain: bool, limits: list[int]) -> None:
-    """A child of a test's own `isolated` mark would run beside the GPU children and wait for their
-    turns within a limit set without them: such a session runs its children one after the other."""
+@pytest.mark.parametrize(
+    ("plain", "options", "at_once"),
+    [(False, [], "2"), (True, [], "1"), (False, ["--isolated"], "1"), (False, ["-s"], "1"), (True, ["--isolated-numprocesses", "3"], "3")],
+    ids=["alone", "beside-own-marks", "isolated-flag", "capture-off", "as-told"],
+)
+def test_gpu_children_stay_one_after_the_other_beside_others_isolation_and_without_capture(harness, gpus, plain, options, at_once) -> None:
+    """Children of a test's own `isolated` mark (or of --isolated) take no turns, so they would run
+    beside a GPU child's tests; with -s the next child would print into a running one's output."""
     gpus(1)
     harness.makepyfile(test_first=ISOLATED_FIRST, test_second=ISOLATED_SECOND)
     if plain:
         harness.makepyfile(test_plain="import pytest\n\n\n@pytest.mark.isolated(timeout=10)\ndef test_plain():\n    pass\n")
-    items, _ = harness.inline_genitems("--device", "cuda:0", "--capture", "fd")
-    marked = [(item.nodeid.split("::")[0], item.get_closest_marker("isolated")) for item in items if "cuda:0" in item.name]
-    timeouts = {path: marker.kwargs["timeout"] for path, marker in marked if marker is not None}
-    assert [timeouts["test_first.py"], timeouts["test_second.py"]] == limits
+    items, _ = harness.inline_genitems("--device", "cuda:0", *options)
+    assert items[0].config.option.isolated_numprocesses == at_once
+
+
+# The first child dies before its plugins load, so before it could claim its place.
+DIES_AT_START = """
+import os, sys
+
+if os.environ.get("PYTEST_RUNNING_IN_SUBPROCESS") == "1" and any("test_1.py" in argument for argument in sys.argv):
+    os._exit(3)
+"""
+
+
+def test_a_child_that_died_before_claiming_its_place_is_not_waited_for(harness, gpus, tmp_path: Path) -> None:
+    """The parent marks a child ended once pytest-isolated has reported it, so the next child runs
+    at once, not after the grace (120 s, beyond its limit here)."""
+    gpus(1)
+    harness.makeconftest(DIES_AT_START + f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + TURN_CONFTEST.format(out=str(tmp_path)))
+    harness.makepyfile(test_1=TURN_TEST.format(timeout=30, seconds=0), test_2=TURN_TEST.format(timeout=30, seconds=0))
+    result = harness.runpytest("--device", "cuda:0", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    assert (tmp_path / "tested-test_2").exists()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.devices.driver import driver_shortfall
-from fixtures.devices.gpu_turns import CHILDREN_AT_ONCE, child_timeouts, default_children_at_once, place_of, wait_for_turn, write_order
+from fixtures.devices.gpu_turns import CHILDREN_AT_ONCE, child_timeouts, default_children_at_once, mark_ended, place_of, wait_for_turn, write_order
 from fixtures.devices.gpus import (
     caller_visible_cuda_devices,
     gpu_for_new_worker,
@@ -235,25 +235,31 @@ def test_a_child_beside_others_has_the_time_of_those_before_it_too(own: dict[str
     assert child_timeouts(own, at_once) == limits
 
 
-# A child that holds place 0 until it exits, after telling the test it holds it.
+# A child that holds place 0 until it exits, after telling the test it holds it; its exit handler
+# runs for a while first (as CUDA's teardown does), then leaves a mark.
 HOLDER = """
-import pathlib, sys, time
+import atexit, pathlib, sys, time
 from fixtures.devices.gpu_turns import claim_place
 
-claim_place(pathlib.Path(sys.argv[1]), 0)
+folder = pathlib.Path(sys.argv[1])
+claim_place(folder, 0)
+atexit.register(lambda: (time.sleep(0.5), (folder / "exit-handler-done").touch()))
 print("held", flush=True)
-time.sleep(float(sys.argv[2]))
+time.sleep(0.5)
 """
 
 
-def test_the_next_child_waits_for_the_one_before_it_to_exit(tmp_path: Path) -> None:
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path), "1.0"], stdout=subprocess.PIPE, text=True, cwd=REPO)
+def test_the_next_child_waits_for_every_child_before_it_to_end(tmp_path: Path) -> None:
+    """Place 2 waits for place 0 (holding its place through its exit handlers) and place 1 (died
+    before claiming its place: the parent marked it ended)."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True, cwd=REPO)
     assert holder.stdout.readline() == "held\n"
+    mark_ended(tmp_path, 1)
     begun = time.monotonic()
-    wait_for_turn(tmp_path, 1)
-    waited = time.monotonic() - begun
-    assert holder.poll() is not None and waited > 0.5, waited  # returned once the holder's process had ended
-    holder.wait()
+    wait_for_turn(tmp_path, 2, grace=30)
+    assert (tmp_path / "exit-handler-done").exists()
+    assert time.monotonic() - begun < 15  # place 1's mark spared the grace
+    assert holder.wait(timeout=30) == 0
     wait_for_turn(tmp_path, 0)  # the first child waits for none
 
 
