@@ -227,6 +227,15 @@ def test_risky_gpu_tests_are_isolated_only_on_a_visible_gpu(harness, gpus) -> No
     assert isolated["test_risky[cuda:0]"].kwargs == {"group": "test_risky_gpu_tests_are_isolated_only_on_a_visible_gpu.py on cuda:0", "timeout": 30}
 
 
+@pytest.mark.parametrize("options", [["-p", "no:isolated"], ["--no-isolation"]], ids=["plugin-off", "no-isolation"])
+def test_without_isolation_the_risky_gpu_tests_run_in_process(harness, gpus, options: list[str]) -> None:
+    gpus(1)
+    harness.makepyfile(ISOLATED_SECOND)
+    result = harness.runpytest("--device", "cuda:0", "--strict-markers", *options)
+    assert result.ret == pytest.ExitCode.OK, result.outlines[-20:]
+    result.assert_outcomes(passed=1)
+
+
 # Every worker, the replacement too (it may get no test left to run), records its pin at start.
 RECORD_PINS = """
 import os, pathlib
@@ -328,7 +337,8 @@ def test_isolated_tests_share_one_child_per_file_and_gpu(harness, gpus) -> None:
     )
 
 
-# The limits pytest-isolated will give its children, written down just before it launches them.
+# The limits pytest-isolated would give its children, written down where it would launch them; then
+# the run loop ends there (True: pluggy calls no later implementation), so no child is launched.
 RECORD_LIMITS = """
 import json, pathlib
 import pytest
@@ -338,6 +348,7 @@ import pytest
 def pytest_runtestloop(session):
     limits = getattr(session.config, "_subprocess_group_timeouts")
     pathlib.Path({out!r}).write_text(json.dumps({{group: limits[group] for group in sorted(limits)}}))
+    return True
 """
 # The session's final order reversed after every plugin's collection hook, as --ff reorders it.
 REVERSE_ORDER = """
@@ -366,7 +377,7 @@ def test_a_gpu_child_taking_turns_has_the_time_of_those_launched_before_it(harne
     out = tmp_path / "limits.json"
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + RECORD_LIMITS.format(out=str(out)) + REVERSE_ORDER)
     harness.makepyfile(test_first=ISOLATED_FIRST, test_second=ISOLATED_SECOND)
-    harness.runpytest("--device", "cuda:0", "--collect-only", "-q", "--isolated-numprocesses", "2")
+    harness.runpytest("--device", "cuda:0", "-q", "--isolated-numprocesses", "2")
     assert json.loads(out.read_text()) == limits
 
 
@@ -388,7 +399,7 @@ def test_a_gpu_test_isolated_by_its_own_mark_is_left_to_it(harness, gpus, tmp_pa
     out = tmp_path / "limits.json"
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + RECORD_LIMITS.format(out=str(out)))
     harness.makepyfile(test_own=OWN_ISOLATION, test_second=ISOLATED_SECOND)
-    harness.runpytest("--device", "cuda:0", "--collect-only", "-q", "--isolated-numprocesses", "2")
+    harness.runpytest("--device", "cuda:0", "-q", "--isolated-numprocesses", "2")
     assert json.loads(out.read_text()) == {"mine": 50, "test_second.py on cuda:0": 100}
 
 
