@@ -462,8 +462,15 @@ def test_a_child_that_hangs_costs_its_own_tests_only(harness, gpus, tmp_path: Pa
 
 @pytest.mark.parametrize(
     ("plain", "options", "at_once"),
-    [(False, [], "2"), (True, [], "1"), (False, ["--isolated"], "1"), (False, ["-s"], "1"), (True, ["--isolated-numprocesses", "3"], "3")],
-    ids=["alone", "beside-own-marks", "isolated-flag", "capture-off", "as-told"],
+    [
+        (False, [], "2"),
+        (True, [], "1"),
+        (True, ["--deselect", "test_plain.py::test_plain"], "2"),
+        (False, ["--isolated"], "1"),
+        (False, ["-s"], "1"),
+        (True, ["--isolated-numprocesses", "3"], "3"),
+    ],
+    ids=["alone", "beside-own-marks", "own-marks-deselected", "isolated-flag", "capture-off", "as-told"],
 )
 def test_gpu_children_stay_one_after_the_other_beside_others_isolation_and_without_capture(harness, gpus, plain, options, at_once) -> None:
     """Children of a test's own `isolated` mark (or of --isolated) take no turns, so they would run
