@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from fixtures.devices.driver import driver_shortfall
-from fixtures.devices.gpu_turns import CHILDREN_AT_ONCE, child_timeouts, default_children_at_once, mark_ended, place_of, wait_for_turn, write_order
+from fixtures.devices.gpu_turns import (
+    CHILDREN_AT_ONCE,
+    child_timeouts,
+    default_children_at_once,
+    mark_ended,
+    place_of,
+    places_of,
+    wait_for_turn,
+    write_order,
+)
 from fixtures.devices.gpus import (
     caller_visible_cuda_devices,
     gpu_for_new_worker,
@@ -270,7 +279,7 @@ def test_a_child_before_that_never_claimed_its_place_is_waited_for_a_grace_only(
 
 
 def test_a_child_finds_its_place_by_its_node_ids(tmp_path: Path) -> None:
-    write_order(tmp_path, [["a.py::t[cuda:0]", "a.py::u[cuda:0]"], ["b.py::t[cuda:0]"]])
+    write_order(tmp_path, places_of([["a.py::t[cuda:0]", "a.py::u[cuda:0]"], ["b.py::t[cuda:0]"]]))
     assert [place_of(tmp_path, ids) for ids in (["a.py::u[cuda:0]"], ["b.py::t[cuda:0]"], ["c.py::plain"])] == [0, 1, None]
 
 
