@@ -24,6 +24,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from fixtures.determinism.torch_state import seed_torch
 from fixtures.proxies.meta_proxy import (
     CLEAN,
     DEVICE_ERROR,
@@ -185,7 +186,7 @@ def cpu_reference(request: pytest.FixtureRequest, seeded_rng: int) -> dict[tuple
         if target.reference in references:
             continue
         if references:
-            torch.manual_seed(seeded_rng)  # the RNG state the first CPU run started from
+            seed_torch(seeded_rng)  # the RNG state the first CPU run started from
         reference = references[target.reference] = classify_call(lambda target=target: target.call(torch.device("cpu")), "cpu")
         if (error := harness_error(target, reference, kornia.__version__)) is not None:
             raise AssertionError(error)
@@ -209,6 +210,6 @@ def test_callable_on_simulated_device(
 ) -> None:
     results = {}
     for target in SIMULATED_CALLS[name]:
-        torch.manual_seed(seeded_rng)  # the RNG state the CPU run started from
+        seed_torch(seeded_rng)  # the RNG state the CPU run started from
         results[target.way] = way_result(target, torch.device(device), simulation, cpu_reference[target.reference])
     sweep_record("device", name, SIMULATED_DEVICE, results)

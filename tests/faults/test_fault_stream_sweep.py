@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from fixtures.proxies.meta_proxy import CLEAN, FINDING, INCONCLUSIVE
-from fixtures.proxies.stream_proxy import NO_RUN, STREAM_RACE, on_two_streams
+from fixtures.proxies.stream_proxy import NO_RUN, STREAM_RACE, _names_a_device, on_two_streams
 from simcuda import simulated_cuda
 
 PACKAGE = "a_library_under_sweep"  # the package whose module-level device caches the sweep empties
@@ -136,6 +136,40 @@ def test_fault_a_module_cache_an_earlier_test_filled_is_still_raced(monkeypatch:
     assert (result.kind, result.found) == (FINDING, STREAM_RACE), result.detail
     assert read and all(table is lut["gamma"] for table in read)
     assert tables == filled and warm.shape == (2, 8, 8)
+
+
+@pytest.mark.parametrize(
+    ("key", "names"),
+    [
+        (torch.device("cuda", 1), True),
+        ("cuda:1", True),
+        ((torch.float32, torch.device("cuda", 0)), True),  # kornia's (dtype, device)
+        ((torch.float32, "cuda"), True),
+        (torch.device("cpu"), False),
+        ((torch.float32, torch.device("cpu")), False),
+        ("bilinear", False),
+        (("cuda",), True),
+        ((), False),
+        (1, False),
+    ],
+)
+def test_a_cache_key_names_a_device_alone_or_in_a_tuple(key: object, names: bool) -> None:
+    assert _names_a_device(key) is names
+
+
+def test_a_module_cache_bound_after_an_earlier_call_is_emptied_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library that binds its cache at first use (`_CACHE = None`, then a dict): the next call
+    finds it emptied all the same, so its first fill is raced there too."""
+    call, tables = module_cache_call(monkeypatch)
+    module = sys.modules[f"{PACKAGE}.jpeg"]
+    module.TABLES = None
+    with simulated_cuda(2) as simulation:
+        simulation.set_device(1)
+        assert on_two_streams(lambda device: None, torch.device("cuda:1"), simulation.streams, PACKAGE).kind == CLEAN
+        module.TABLES = tables  # bound since the last call, and filled by an earlier test
+        call(torch.device("cuda:1"))
+        result = on_two_streams(call, torch.device("cuda:1"), simulation.streams, PACKAGE)
+    assert (result.kind, result.found) == (FINDING, STREAM_RACE), result.detail
 
 
 def test_the_kornia_stream_sweep_calls_every_callable_the_device_sweep_simulates() -> None:
