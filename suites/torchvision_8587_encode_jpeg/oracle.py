@@ -108,8 +108,12 @@ def decode_with_torchvision(data: torch.Tensor, device: str = "cpu") -> torch.Te
 
 def pixel_abs_diff_255(source: torch.Tensor, decoded: torch.Tensor) -> torch.Tensor:
     """|source - decoded| x255 per pixel, averaged over the channels: an (H, W) float map, computed
-    once per decoded frame (the mean and the blocks both read it; 4096x4096 frames are costly)."""
-    return (source.cpu().float() - decoded.cpu().float()).abs().mean(dim=0)
+    once per decoded frame (the mean and the blocks both read it; 4096x4096 frames are costly).
+    uint8 images: the differences and their sum over the channels are exact in int16 (at most
+    255 x 3), in half the time of float's, and the one division gives float's mean to the bit."""
+    channels = source.shape[0]
+    total = (source.cpu().to(torch.int16) - decoded.cpu().to(torch.int16)).abs_().sum(dim=0, dtype=torch.int16)
+    return total.float().div_(channels)
 
 
 def mean_abs_diff_255(source: torch.Tensor, decoded: torch.Tensor) -> float:

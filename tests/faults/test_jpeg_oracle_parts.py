@@ -1,5 +1,6 @@
 """The parts the torchvision-8587 oracle is built from: its two decoders reject what is not a
-good JPEG with a message naming the decoder, the difference map shows the error amplified, a
+good JPEG with a message naming the decoder, the per-pixel difference is float's to the bit, the
+difference map shows the error amplified, a
 finding attaches the frames it is about, and a freed tensor's wrong sum is reported exactly."""
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from suites.torchvision_8587_encode_jpeg.oracle import (
     decode_with_pillow,
     decode_with_torchvision,
     difference_map,
+    pixel_abs_diff_255,
 )
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{TORCHVISION_IO_DEPRECATION}:DeprecationWarning")
@@ -59,6 +61,16 @@ def test_torchvision_decoder_names_itself_and_its_device() -> None:
     with pytest.raises(CorruptJpeg) as raised:
         decode_with_torchvision(torch.zeros(100, dtype=torch.uint8))
     assert str(raised.value).startswith("torchvision decode_jpeg(device='cpu'): ")
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_the_per_pixel_difference_is_floats_mean_to_the_bit(channels: int) -> None:
+    rng = torch.Generator().manual_seed(channels)
+    source, decoded = (torch.randint(0, 256, (channels, 40, 56), generator=rng, dtype=torch.uint8) for _ in range(2))
+    source[:, 0], decoded[:, 0] = 255, 0  # the widest difference, in every channel
+    expected = (source.float() - decoded.float()).abs().mean(dim=0)
+    pixels = pixel_abs_diff_255(source, decoded)
+    assert pixels.dtype == torch.float32 and torch.equal(pixels, expected) and torch.all(pixels[0] == 255)
 
 
 def test_difference_map_amplifies_and_saturates() -> None:
