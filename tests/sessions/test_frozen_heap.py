@@ -1,6 +1,6 @@
 """A pytest process with the harness's plugins (fixtures/frozen_heap.py) freezes the heap built before
-the tests, collects the tests' own objects less often, and puts both back at the session's end, an
-in-process session inside it leaving them to the outer one; it freezes the heap again at its exit
+collection and before the tests, collects the tests' own objects less often, and puts both back
+before pytest's closing collections, an in-process session inside it leaving them to the outer one; it freezes the heap again at its exit
 (the interpreter's last garbage collections skip what goes away with the process), but not where
 a nanobind extension would report the frozen objects as leaks."""
 
@@ -26,7 +26,14 @@ if sys.argv[2] == "nanobind":  # a module holding a class of nanobind's, as trit
     meta = type("nb_meta", (type,), {"__module__": "nanobind"})
     sys.modules["bound"] = types.ModuleType("bound")
     sys.modules["bound"].Builder = meta("Builder", (), {})
-pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-p", "fixtures.frozen_heap", sys.argv[1]])
+if sys.argv[2] == "frozen before":  # as in a process forked from a warm one
+    gc.freeze()
+class Probe:  # what collection and pytest's closing hooks (after the plugin's) find
+    def pytest_collection_modifyitems(self):
+        print("during collection:", gc.get_freeze_count() > 0, flush=True)
+    def pytest_unconfigure(self):
+        print("as pytest closes:", gc.get_freeze_count() > 0, gc.get_threshold() == threshold, flush=True)
+pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-p", "fixtures.frozen_heap", sys.argv[1]], plugins=[Probe()])
 print("after the session:", gc.get_freeze_count() > 0, gc.get_threshold() == threshold, flush=True)
 """
 # The test the probe's session runs: what it sees, then the same after a session of its own in its
@@ -41,18 +48,21 @@ def test_one(tmp_path):
 """
 
 
-@pytest.mark.parametrize(("loaded", "frozen"), [("", True), ("nanobind", False)])
-def test_the_heap_is_frozen_for_the_tests_and_at_exit(tmp_path: Path, loaded: str, frozen: bool) -> None:
+@pytest.mark.parametrize(("loaded", "thawed", "frozen"), [("", True, True), ("nanobind", True, False), ("frozen before", False, True)])
+def test_the_heap_is_frozen_for_the_tests_and_at_exit(tmp_path: Path, loaded: str, thawed: bool, frozen: bool) -> None:
+    """Thawed as pytest closes, unless it was frozen before the session (the thaw is all or nothing)."""
     (tmp_path / "test_one.py").write_text(TEST, encoding="utf-8")
     # A fresh interpreter: one forked from the self-tests' warm Python starts with a frozen heap.
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(tmp_path / "test_one.py"), loaded], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
     )
-    seen = [line.strip(".") for line in done.stdout.splitlines() if line.strip(".").startswith(("during", "after", "frozen"))]
+    seen = [line.strip(".") for line in done.stdout.splitlines() if line.strip(".").startswith(("during", "after", "as pytest", "frozen"))]
     assert seen == [
+        "during collection: True",
         f"during the tests: True {TESTS_THRESHOLD}",
         f"after an inner session: True {TESTS_THRESHOLD}",
-        "after the session: False True",
+        f"as pytest closes: {not thawed} True",
+        f"after the session: {not thawed} True",
         f"frozen at exit: {frozen}",
     ], done.stdout + done.stderr
 
