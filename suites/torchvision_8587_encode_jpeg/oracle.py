@@ -45,6 +45,7 @@ BLOCK = 8
 MAX_BLOCK_ABS_DIFF = 4.0
 QUALITY = 100  # the upstream reproducer's quality: any visible loss is then a defect
 DIFFERENCE_GAIN = 8  # difference maps are amplified so a few levels of error are visible
+MAX_CHANNELS = 128  # 255 x 128 still fits the int16 the channels are summed in
 
 ImageSink = Callable[[str, torch.Tensor], None]
 # warnings.catch_warnings swaps process-wide state (not thread-safe before Python 3.14): threads
@@ -111,9 +112,11 @@ def pixel_abs_diff_255(source: torch.Tensor, decoded: torch.Tensor) -> torch.Ten
     once per decoded frame (the mean and the blocks both read it; 4096x4096 frames are costly).
     uint8 images: the differences and their sum over the channels are exact in int16 (at most
     255 x 3), in half the time of float's, and the one division gives float's mean to the bit."""
-    channels = source.shape[0]
+    if source.dtype != torch.uint8 or decoded.dtype != torch.uint8 or source.dim() != 3 or source.shape[0] > MAX_CHANNELS:
+        shapes = f"{source.dtype} {tuple(source.shape)} and {decoded.dtype} {tuple(decoded.shape)}"
+        raise TypeError(f"the JPEG oracle compares uint8 CHW images, got {shapes}")
     total = (source.cpu().to(torch.int16) - decoded.cpu().to(torch.int16)).abs_().sum(dim=0, dtype=torch.int16)
-    return total.float().div_(channels)
+    return total.float().div_(source.shape[0])
 
 
 def mean_abs_diff_255(source: torch.Tensor, decoded: torch.Tensor) -> float:

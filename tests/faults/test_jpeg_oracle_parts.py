@@ -73,6 +73,20 @@ def test_the_per_pixel_difference_is_floats_mean_to_the_bit(channels: int) -> No
     assert pixels.dtype == torch.float32 and torch.equal(pixels, expected) and torch.all(pixels[0] == 255)
 
 
+@pytest.mark.parametrize(
+    ("source", "decoded"),
+    [
+        (torch.rand(3, 8, 8), torch.zeros(3, 8, 8, dtype=torch.uint8)),  # a [0, 1] float image, which int16 would truncate
+        (torch.zeros(3, 8, 8, dtype=torch.uint8), torch.zeros(3, 8, 8, dtype=torch.int16)),
+        (torch.zeros(200, 4, dtype=torch.uint8), torch.zeros(200, 4, dtype=torch.uint8)),  # no channels: 200 rows summed in int16
+        (torch.zeros(129, 2, 2, dtype=torch.uint8), torch.zeros(129, 2, 2, dtype=torch.uint8)),
+    ],
+)
+def test_the_per_pixel_difference_refuses_what_is_not_a_uint8_chw_image(source: torch.Tensor, decoded: torch.Tensor) -> None:
+    with pytest.raises(TypeError, match="the JPEG oracle compares uint8 CHW images, got "):
+        pixel_abs_diff_255(source, decoded)
+
+
 def test_difference_map_amplifies_and_saturates() -> None:
     source = torch.full((1, 1, 3), 10, dtype=torch.uint8)
     decoded = torch.tensor([[[10, 11, 50]]], dtype=torch.uint8)  # 40 x 8 = 320: beyond uint8, so 255
