@@ -107,7 +107,7 @@ def fake_gpu_run(monkeypatch: pytest.MonkeyPatch, skips_after: int, recorded: in
 def run_glue(record_property) -> None:
     """The GPU test on cuda:1; whether the position encoding is the stand-in (a control) is no
     matter to the glue under test."""
-    compiled_encoder.test_compiled_encoder_matches_eager("cuda:1", "max-autotune", record_property, lambda source: None, runnable_gpus=["cuda:1"])
+    compiled_encoder.test_compiled_encoder_matches_eager("cuda:1", "reduce-overhead", record_property, lambda source: None, runnable_gpus=["cuda:1"])
 
 
 @pytest.mark.parametrize(("skips_after", "recorded", "verdict"), [(0, 0, Inconclusive), (1, 3, Inconclusive), (0, 3, None)])
@@ -122,7 +122,7 @@ def test_a_direct_run_without_cuda_graphs_is_inconclusive_never_a_pass(monkeypat
     if verdict is None:
         run()
     else:
-        with pytest.raises(verdict, match="cuda:1 max-autotune"):
+        with pytest.raises(verdict, match="cuda:1 reduce-overhead"):
             run()
     assert properties["cuda_graphs_recorded"] == recorded
 
@@ -193,6 +193,31 @@ def test_the_cpu_twin_runs_only_where_it_compiles_sam2_and_no_gpu_runs_the_direc
         with pytest.raises(pytest.skip.Exception, match=f"CPU twin .* left out: .*{left_out_because}"):
             twin()
     assert compared == ([] if left_out_because else ["compared"])
+
+
+@pytest.mark.parametrize(
+    ("sam2_installed", "mode", "runs"),
+    [(False, "reduce-overhead", True), (False, "max-autotune", False), (True, "reduce-overhead", True), (True, "max-autotune", True)],
+)
+def test_without_sam2_a_gpu_case_compiles_one_cuda_graph_mode(monkeypatch, sam2_installed: bool, mode: str, runs: bool) -> None:
+    """The stand-in is a control (it decides nothing): its max-autotune compile, seconds of tuning on
+    a GPU, checks nothing reduce-overhead's does not; it skips, saying so. With sam2 both modes run."""
+    compared: list[str] = []
+    controls: list[str] = []
+    fake_gpu_run(monkeypatch, skips_after=0, recorded=3, compare=lambda *args: compared.append("compared"))
+    position = (torch.nn.Identity(), "sam2's own") if sam2_installed else (CachedSinePosition(CHANNELS, fixed=True), "the stand-in")
+    monkeypatch.setattr(compiled_encoder, "position_encoding", lambda channels: position)
+
+    def gpu_case() -> None:
+        compiled_encoder.test_compiled_encoder_matches_eager("cuda:1", mode, lambda *item: None, controls.append, ["cuda:1"])
+
+    if runs:
+        gpu_case()
+    else:
+        said = "sam2 is not installed: the stand-in, a control, compiles one CUDA-graph mode only, reduce-overhead; both run with sam2"
+        with pytest.raises(pytest.skip.Exception, match=said):
+            gpu_case()
+    assert (compared, controls) == ((["compared"], [] if sam2_installed else ["the stand-in"]) if runs else ([], []))
 
 
 def test_the_encoder_around_the_position_cache_leaves_max_autotune_no_matrix_product_to_benchmark() -> None:
