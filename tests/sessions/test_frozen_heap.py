@@ -33,7 +33,10 @@ class Probe:  # what collection and pytest's closing hooks (after the plugin's) 
         print("during collection:", gc.get_freeze_count() > 0, flush=True)
     def pytest_unconfigure(self):
         print("as pytest closes:", gc.get_freeze_count() > 0, gc.get_threshold() == threshold, flush=True)
-pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-p", "fixtures.frozen_heap", sys.argv[1]], plugins=[Probe()])
+try:
+    pytest.main(["-q", "-s", "-p", "no:cacheprovider", "-p", "fixtures.frozen_heap", sys.argv[1]], plugins=[Probe()])
+except RuntimeError as error:  # the conftest's, from its unconfigure
+    print("raised:", error, flush=True)
 print("after the session:", gc.get_freeze_count() > 0, gc.get_threshold() == threshold, flush=True)
 """
 # The test the probe's session runs: what it sees, then the same after a session of its own in its
@@ -45,6 +48,15 @@ def test_one(tmp_path):
     (tmp_path / "test_inner.py").write_text("def test_inner():\\n    pass\\n")
     pytest.main(["-q", "-p", "no:cacheprovider", "-p", "fixtures.frozen_heap", str(tmp_path / "test_inner.py")])
     print("after an inner session:", gc.get_freeze_count() > 0, gc.get_threshold()[0], flush=True)
+"""
+
+
+# A conftest whose own unconfigure, called before the plugin's, raises: pluggy calls no other.
+RAISING_CONFTEST = """
+import pytest
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    raise RuntimeError("an unconfigure that raised")
 """
 
 
@@ -75,3 +87,14 @@ def test_a_nanobind_class_is_told_from_pybind11s_and_plain_ones() -> None:
     bound = ModuleType("bound")
     bound.Builder = type("nb_meta", (type,), {"__module__": "nanobind"})("Builder", (), {})
     assert not nanobind_loaded([plain, pybind]) and nanobind_loaded([plain, bound])
+
+
+def test_the_heap_is_thawed_when_another_unconfigure_raises(tmp_path: Path) -> None:
+    (tmp_path / "test_one.py").write_text(TEST, encoding="utf-8")
+    (tmp_path / "conftest.py").write_text(RAISING_CONFTEST, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(tmp_path / "test_one.py"), ""], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.stdout.splitlines()[-3:] == ["raised: an unconfigure that raised", "after the session: False True", "frozen at exit: True"], (
+        done.stdout + done.stderr
+    )
