@@ -111,10 +111,12 @@ def pixel_abs_diff_255(source: torch.Tensor, decoded: torch.Tensor) -> torch.Ten
     """|source - decoded| x255 per pixel, averaged over the channels: an (H, W) float map, computed
     once per decoded frame (the mean and the blocks both read it; 4096x4096 frames are costly).
     uint8 images: the differences and their sum over the channels are exact in int16 (at most
-    255 x 3), in half the time of float's, and the one division gives float's mean to the bit."""
-    if source.dtype != torch.uint8 or decoded.dtype != torch.uint8 or source.dim() != 3 or source.shape[0] > MAX_CHANNELS:
+    255 x MAX_CHANNELS), in half the time of float's, and the one division gives float's mean to
+    the bit."""
+    images = source.dtype == decoded.dtype == torch.uint8 and source.dim() == 3 and decoded.shape == source.shape
+    if not images or source.shape[0] > MAX_CHANNELS:
         shapes = f"{source.dtype} {tuple(source.shape)} and {decoded.dtype} {tuple(decoded.shape)}"
-        raise TypeError(f"the JPEG oracle compares uint8 CHW images, got {shapes}")
+        raise TypeError(f"the JPEG oracle compares uint8 CHW images of one shape, got {shapes}")
     total = (source.cpu().to(torch.int16) - decoded.cpu().to(torch.int16)).abs_().sum(dim=0, dtype=torch.int16)
     return total.float().div_(source.shape[0])
 

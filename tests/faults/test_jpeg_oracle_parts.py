@@ -80,10 +80,11 @@ def test_the_per_pixel_difference_is_floats_mean_to_the_bit(channels: int) -> No
         (torch.zeros(3, 8, 8, dtype=torch.uint8), torch.zeros(3, 8, 8, dtype=torch.int16)),
         (torch.zeros(200, 4, dtype=torch.uint8), torch.zeros(200, 4, dtype=torch.uint8)),  # no channels: 200 rows summed in int16
         (torch.zeros(129, 2, 2, dtype=torch.uint8), torch.zeros(129, 2, 2, dtype=torch.uint8)),
+        (torch.zeros(3, 8, 8, dtype=torch.uint8), torch.zeros(2, 3, 8, 8, dtype=torch.uint8)),  # a batch would broadcast
     ],
 )
-def test_the_per_pixel_difference_refuses_what_is_not_a_uint8_chw_image(source: torch.Tensor, decoded: torch.Tensor) -> None:
-    with pytest.raises(TypeError, match="the JPEG oracle compares uint8 CHW images, got "):
+def test_the_per_pixel_difference_refuses_what_is_not_two_uint8_chw_images_of_one_shape(source: torch.Tensor, decoded: torch.Tensor) -> None:
+    with pytest.raises(TypeError, match="the JPEG oracle compares uint8 CHW images of one shape, got "):
         pixel_abs_diff_255(source, decoded)
 
 
