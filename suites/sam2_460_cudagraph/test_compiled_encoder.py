@@ -21,8 +21,9 @@ of a CPU run's time.
 
 Without sam2 the GPU cases compile the stand-in too: controls of the oracle, deciding nothing, so
 they compile one CUDA-graph mode, as the twin does (`reduce-overhead`, whose graphs max-autotune
-also records: max-autotune adds the tuning of the kernels, seconds of a GPU run, and nothing the
-oracle reads). With sam2 installed both modes run, as the bug's evidence.
+also records: max-autotune adds the tuning of the kernels, and nothing the oracle reads; what
+that tuning costs a GPU run without the convolution the stand-in once had is argued). With sam2
+installed both modes run, as the bug's evidence.
 """
 
 from __future__ import annotations
