@@ -12,6 +12,7 @@ import torch
 from fixtures.known_bugs.library_api import library_api
 from fixtures.known_bugs.outcomes import BugObserved, workers_failure
 from fixtures.races.budget import RaceRun
+from fixtures.races.phases import PhaseSeconds
 from suites.torchvision_8587_encode_jpeg.device_load import keep_busy_until
 from suites.torchvision_8587_encode_jpeg.images import image_maker
 from suites.torchvision_8587_encode_jpeg.marks import codec_marks
@@ -26,30 +27,38 @@ pytestmark = codec_marks("torchvision-9060")
 FRAME_SIDE = {"cuda": 4096, "cpu": 512}
 
 
-def encode_frames(device: torch.device, thread: int, seed: int, budget: RaceRun, attach: ImageSink) -> None:
+def encode_frames(device: torch.device, thread: int, seed: int, budget: RaceRun, attach: ImageSink, phases: PhaseSeconds) -> None:
     """One worker: encode and check frames until the budget ends (each frame an attempt, counted
-    by the run the threads share)."""
+    by the run the threads share), timing each attempt's phases."""
     rng = torch.Generator().manual_seed(seed + thread)
     side = FRAME_SIDE[device.type]
     for iteration in budget.iterations():
         # Gradient, then textured: upstream's frames (noise upscaled to 4096x4096) filled a larger
         # bitstream than a smooth gradient does, and the bitstream's buffer is what 9060 corrupts.
-        source = image_maker(iteration)(side, side, rng, device)
+        with phases.phase("make"):
+            source = image_maker(iteration)(side, side, rng, device)
         where = Where(str(device), side, side, iteration, thread)
-        with nvjpeg_failure_is_observed(where):
+        with phases.phase("encode"), nvjpeg_failure_is_observed(where):
             encoded = encode_jpeg(source, quality=QUALITY)
-        check_jpeg(source, encoded, where, attach)
+        # Both to the host at once, after the encode: each copy waits for the main thread's queued
+        # convolutions, and the check would otherwise copy the source once per decoder.
+        with phases.phase("fetch"):
+            encoded, source = encoded.cpu(), source.cpu()
+        with phases.phase("check"):
+            check_jpeg(source, encoded, where, attach)
 
 
 # Upstream 9060: threaded nvJPEG encodes corrupted data; a race there can also crash or hang.
 @pytest.mark.isolated_on_gpu
 def test_threaded_encodes_under_load(device, threads, race_budget, seeded_rng, attach_image, record_property):
     device = torch.device(device)
+    phases = PhaseSeconds()
     with ThreadPoolExecutor(max_workers=threads) as pool:
         futures = [
-            pool.submit(encode_frames, device, thread, seeded_rng, race_budget, attach_image) for thread in range(threads)
+            pool.submit(encode_frames, device, thread, seeded_rng, race_budget, attach_image, phases) for thread in range(threads)
         ]
         keep_busy_until(lambda: all(future.done() for future in futures), device)
+    record_property("attempt_seconds", phases.seconds())  # summed over the threads
     errors = [future.exception() for future in futures if future.exception() is not None]
     if sightings := sum(isinstance(error, BugObserved) for error in errors):
         record_property("sightings", sightings)  # each thread stops at its first

@@ -153,7 +153,8 @@ def test_fault_noise_from_every_worker_thread(monkeypatch):
     run = RaceRun(RaceBudget(2, None))
     with pytest.raises(BugObserved, match="2 of 2 threads saw a bad frame; first: cpu 64x64 iteration 0"):
         threaded.test_threaded_encodes_under_load("cpu", 2, run, 0, lambda name, image: None, lambda *item: properties.append(item))
-    assert properties == [("sightings", 2)]
+    (name, seconds), sightings = properties
+    assert (name, list(seconds), sightings) == ("attempt_seconds", ["make", "encode", "fetch", "check"], ("sightings", 2))
     assert run.attempts == 2  # each thread's first frame, the one that saw it, is an attempt
 
 

@@ -1,16 +1,18 @@
 """--race-budget: parsing, iteration stopping on count or on time, the attempts a race test makes
-(from any thread), and the budget a session gives a race test by default and when told."""
+(from any thread) and the seconds they spend per phase, and the budget a session gives a race test by default and when told."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from fixtures.races.budget import RaceBudget, RaceBudgetError, RaceRun, parse_race_budget
+from fixtures.races.phases import PhaseSeconds
 
 
 @pytest.mark.parametrize(
@@ -74,6 +76,33 @@ def test_every_attempt_begun_is_counted_from_every_thread() -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(lambda _: sum(1 for _ in run.iterations()), range(8)))
     assert run.attempts == 8 * 50
+
+
+def test_phase_seconds_add_up_per_phase_from_every_thread_a_raising_one_included() -> None:
+    ticks = itertools.count()
+    phases = PhaseSeconds(clock=lambda: next(ticks) * 0.25)  # every reading a quarter second on
+    with phases.phase("make"):
+        pass
+    with phases.phase("check"):
+        pass
+    with pytest.raises(ValueError), phases.phase("make"):
+        raise ValueError("a sighting")
+    assert phases.seconds() == {"make": 0.5, "check": 0.25}
+    per_thread = threading.local()
+
+    def thread_clock() -> float:  # each thread's own readings, a quarter second apart
+        per_thread.ticks = getattr(per_thread, "ticks", -1) + 1
+        return per_thread.ticks * 0.25
+
+    threaded = PhaseSeconds(clock=thread_clock)
+
+    def attempt(_: int) -> None:
+        with threaded.phase("encode"):
+            pass
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(attempt, range(400)))
+    assert threaded.seconds() == {"encode": 100.0}  # 400 attempts of a quarter second, whichever thread ran them
 
 
 def test_the_attempt_that_saw_the_bug_counts() -> None:
