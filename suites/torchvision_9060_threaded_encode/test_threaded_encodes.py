@@ -41,11 +41,13 @@ def encode_frames(device: torch.device, thread: int, seed: int, budget: RaceRun,
         with phases.phase("encode"), nvjpeg_failure_is_observed(where):
             encoded = encode_jpeg(source, quality=QUALITY)
         # Both to the host at once, after the encode: each copy waits for the main thread's queued
-        # convolutions, and the check would otherwise copy the source once per decoder.
+        # convolutions, and the check would otherwise copy the source once per decoder. The device
+        # tensors stay bound until the next frame, as before: when their blocks return to the
+        # allocator is part of what the race's next buffer meets.
         with phases.phase("fetch"):
-            encoded, source = encoded.cpu(), source.cpu()
+            host_encoded, host_source = encoded.cpu(), source.cpu()
         with phases.phase("check"):
-            check_jpeg(source, encoded, where, attach)
+            check_jpeg(host_source, host_encoded, where, attach)
 
 
 # Upstream 9060: threaded nvJPEG encodes corrupted data; a race there can also crash or hang.

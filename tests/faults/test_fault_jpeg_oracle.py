@@ -158,6 +158,33 @@ def test_fault_noise_from_every_worker_thread(monkeypatch):
     assert run.attempts == 2  # each thread's first frame, the one that saw it, is an attempt
 
 
+class OnTheDevice:
+    """Stands for a CUDA tensor in the threaded test: counts its copies to the host."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.copies = name, 0
+
+    def cpu(self) -> str:
+        self.copies += 1
+        return f"{self.name} on the host"
+
+
+def test_each_frame_and_its_jpeg_reach_the_host_once_before_the_check(monkeypatch):
+    """The check copied the source once per decoder, each copy a wait for the device's queue."""
+    made: list[OnTheDevice] = []
+    checked: list[tuple[object, object]] = []
+
+    def make(index):
+        return lambda height, width, rng, device: made.append(OnTheDevice("frame")) or made[-1]
+
+    monkeypatch.setattr(threaded, "image_maker", make)
+    monkeypatch.setattr(threaded, "encode_jpeg", lambda image, quality: made.append(OnTheDevice("jpeg")) or made[-1])
+    monkeypatch.setattr(threaded, "check_jpeg", lambda source, data, where, attach: checked.append((source, data)))
+    threaded.test_threaded_encodes_under_load("cpu", 2, RaceRun(RaceBudget(3, None)), 0, lambda *a: None, lambda *a: None)
+    assert len(made) == 12 and [item.copies for item in made] == [1] * 12
+    assert checked == [("frame on the host", "jpeg on the host")] * 6
+
+
 def noise_then_a_broken_call(monkeypatch) -> None:
     """A faked encode_jpeg: the first call returns noise (a sighting), the next raises a TypeError
     (a broken call), each thread stopping at its first."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -100,9 +101,14 @@ def test_phase_seconds_add_up_per_phase_from_every_thread_a_raising_one_included
         with threaded.phase("encode"):
             pass
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(attempt, range(400)))
-    assert threaded.seconds() == {"encode": 100.0}  # 400 attempts of a quarter second, whichever thread ran them
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two bytecodes: an unlocked sum loses updates
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(attempt, range(40_000)))
+    finally:
+        sys.setswitchinterval(switching)
+    assert threaded.seconds() == {"encode": 10_000.0}  # 40,000 attempts of a quarter second, whichever thread ran them
 
 
 def test_the_attempt_that_saw_the_bug_counts() -> None:
