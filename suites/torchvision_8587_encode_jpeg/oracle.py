@@ -171,8 +171,9 @@ def check_decoded(
 
 def check_jpeg(source: torch.Tensor, data: torch.Tensor, where: Where, attach: ImageSink | None = None) -> float:
     """Decode encoded `data` with Pillow and with torchvision on CPU and compare both to
-    `source`; the worse difference. Raises BugObserved on a decoding error or a difference."""
-    data = data.cpu()
+    `source`; the worse difference. Raises BugObserved on a decoding error or a difference. Both
+    reach the host once (on a GPU each copy waits for the work queued before it)."""
+    data, source = data.cpu(), source.cpu()
     try:
         decoded = {
             "Pillow": decode_with_pillow(data.numpy().tobytes()),

@@ -40,10 +40,9 @@ def encode_frames(device: torch.device, thread: int, seed: int, budget: RaceRun,
         where = Where(str(device), side, side, iteration, thread)
         with phases.phase("encode"), nvjpeg_failure_is_observed(where):
             encoded = encode_jpeg(source, quality=QUALITY)
-        # Both to the host at once, after the encode: each copy waits for the main thread's queued
-        # convolutions, and the check would otherwise copy the source once per decoder. The device
-        # tensors stay bound until the next frame, as before: when their blocks return to the
-        # allocator is part of what the race's next buffer meets.
+        # Both to the host here, after the encode, so the wait for the main thread's queued
+        # convolutions is timed apart from the oracle. The device tensors stay bound until the next
+        # frame: when their blocks return to the allocator is part of what the race's next buffer meets.
         with phases.phase("fetch"):
             host_encoded, host_source = encoded.cpu(), source.cpu()
         with phases.phase("check"):

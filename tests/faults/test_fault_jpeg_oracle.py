@@ -159,14 +159,22 @@ def test_fault_noise_from_every_worker_thread(monkeypatch):
 
 
 class OnTheDevice:
-    """Stands for a CUDA tensor in the threaded test: counts its copies to the host."""
+    """Stands for a CUDA tensor: counts its copies to the host, which give `host` (or a name)."""
 
-    def __init__(self, name: str) -> None:
-        self.name, self.copies = name, 0
+    def __init__(self, name: str, host: torch.Tensor | None = None) -> None:
+        self.name, self.host, self.copies = name, host, 0
+        self.shape = None if host is None else host.shape
 
-    def cpu(self) -> str:
+    def cpu(self) -> torch.Tensor | str:
         self.copies += 1
-        return f"{self.name} on the host"
+        return f"{self.name} on the host" if self.host is None else self.host
+
+
+def test_the_check_copies_the_source_to_the_host_once(source, good_bytes):
+    """Once per frame, not once per decoder: on a GPU each copy waits for the work queued before it."""
+    on_the_device = OnTheDevice("frame", host=source)
+    check_jpeg(on_the_device, good_bytes, WHERE)
+    assert on_the_device.copies == 1
 
 
 def test_each_frame_and_its_jpeg_reach_the_host_once_before_the_check(monkeypatch):
