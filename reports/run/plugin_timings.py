@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.devices.gpu_turns import SIMULATED_GROUP
 from fixtures.devices.plugin import isolated_children_at_once
 from fixtures.evidence.isolated_reports import in_isolated_child
 from fixtures.known_bugs.plugin import runs_the_suites
@@ -38,6 +39,8 @@ class PhaseClock:
     def __init__(self) -> None:
         self.timeline = Timeline(start_up=start_up())
         self.isolated: set[str] = set()  # node ids pytest-isolated runs in its children
+        self.simulated: set[str] = set()  # those of them in the simulated devices' child
+        self.children_began: float | None = None
         self.first_in_process: float | None = None
         self.finishing: float | None = None
 
@@ -52,14 +55,18 @@ class PhaseClock:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         markers = {item.nodeid: item.get_closest_marker("isolated") for item in session.items}
         # pytest-isolated's own reading: a group given by position or by name, else one child per test.
-        groups = {(marker.args[0] if marker.args else marker.kwargs.get("group", nodeid)) for nodeid, marker in markers.items() if marker is not None}
-        self.isolated = {nodeid for nodeid, marker in markers.items() if marker is not None}
+        group_of = {
+            nodeid: marker.args[0] if marker.args else marker.kwargs.get("group", nodeid) for nodeid, marker in markers.items() if marker is not None
+        }
+        self.isolated = set(group_of)
+        self.simulated = {nodeid for nodeid, group in group_of.items() if group == SIMULATED_GROUP}
+        groups = set(group_of.values())
         self.timeline.children = len(groups)
         self.timeline.children_at_once = min(isolated_children_at_once(session.config), len(groups)) if groups else 1
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session):
-        begun = time.monotonic()
+        begun = self.children_began = time.monotonic()
         try:
             return (yield)
         finally:
@@ -75,7 +82,14 @@ class PhaseClock:
             self.first_in_process = time.monotonic()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.timeline.add_report(report.nodeid, report.when, report.duration, report.nodeid in self.isolated)
+        simulated = report.nodeid in self.simulated
+        self.timeline.add_report(report.nodeid, report.when, report.duration, report.nodeid in self.isolated, simulated)
+        if report.nodeid in self.isolated and self.children_began is not None:  # reported once its child is reaped
+            reaped = time.monotonic() - self.children_began
+            if simulated:
+                self.timeline.simulated_child_wall = reaped
+            else:
+                self.timeline.turn_children_wall = reaped
         started = dict(report.user_properties).get("cuda_start_s") if report.when == "setup" else None
         if started is not None:  # fixtures/devices/plugin.py times it where a test starts CUDA
             self.timeline.cuda_start += float(started)

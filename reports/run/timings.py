@@ -36,14 +36,19 @@ class Timeline:
     children_at_once: int = 1  # side by side, taking turns on the GPUs (fixtures/devices/gpu_turns.py)
     children_wall: float = 0.0
     in_children: Durations = field(default_factory=Durations)
+    # The simulated-device tests' child, beside the GPU children and taking no turn: from the start
+    # of the children to each kind's last report (pytest-isolated reports a child once it has reaped it).
+    simulated_child_wall: float | None = None
+    in_simulated_child: Durations = field(default_factory=Durations)
+    turn_children_wall: float | None = None
     in_process_wall: float = 0.0
     in_process: Durations = field(default_factory=Durations)
     cuda_start: float = 0.0  # torch.cuda.init(), in this process and in the children
     cuda_starts: int = 0
     by_file: dict[str, float] = field(default_factory=dict)  # every test's setup, call and teardown
 
-    def add_report(self, nodeid: str, when: str, seconds: float, in_child: bool) -> None:
-        (self.in_children if in_child else self.in_process).add(when, seconds)
+    def add_report(self, nodeid: str, when: str, seconds: float, in_child: bool, simulated_child: bool = False) -> None:
+        (self.in_simulated_child if simulated_child else self.in_children if in_child else self.in_process).add(when, seconds)
         path = nodeid.split("::")[0]
         self.by_file[path] = self.by_file.get(path, 0.0) + seconds
 
@@ -70,13 +75,20 @@ def phases(timeline: Timeline, reports: float | None = None) -> dict[str, object
         document["start_up_s"] = seconds(timeline.start_up)
     document["collection_s"] = seconds(timeline.collection)
     if timeline.children:
+        # Beside a simulated child, the turn-taking children's own span: the pool may outlast them.
+        span = timeline.children_wall if timeline.simulated_child_wall is None else timeline.turn_children_wall or 0.0
         document["isolated_children"] = {
             "count": timeline.children,
             "at_once": timeline.children_at_once,
             "wall_s": seconds(timeline.children_wall),
             "tests_s": seconds(timeline.in_children.total),
-            "process_start_and_exit_s": seconds(timeline.children_wall - timeline.in_children.total),
+            "process_start_and_exit_s": seconds(span - timeline.in_children.total),
         }
+        if timeline.simulated_child_wall is not None:
+            document["isolated_children"]["simulated_child"] = {
+                "wall_s": seconds(timeline.simulated_child_wall),
+                "tests_s": seconds(timeline.in_simulated_child.total),
+            }
     document["tests_in_process"] = {
         "wall_s": seconds(timeline.in_process_wall),
         "setup_s": seconds(timeline.in_process.setup),
@@ -99,9 +111,11 @@ def phase_lines(document: Mapping[str, object]) -> list[str]:
     parts.append(f"collection {document['collection_s']} s")
     if children := document.get("isolated_children"):
         at_once = f"{children['at_once']} at once, " if children["at_once"] > 1 else ""
+        simulated = children.get("simulated_child")
+        beside = f"; beside them the simulated devices' child {simulated['wall_s']} s, its tests {simulated['tests_s']} s" if simulated else ""
         parts.append(
             f"{children['count']} isolated child process(es) {children['wall_s']} s "
-            f"({at_once}their tests {children['tests_s']} s, process start and exit {children['process_start_and_exit_s']} s)"
+            f"({at_once}their tests {children['tests_s']} s, process start and exit {children['process_start_and_exit_s']} s{beside})"
         )
     tests = document["tests_in_process"]
     parts.append(

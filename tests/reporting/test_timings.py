@@ -54,6 +54,25 @@ def test_the_terminal_lines() -> None:
     assert files == "the slowest test files (setup, call and teardown): s/b.py 28.0 s; s/a.py 11.0 s; s/c.py 2.0 s"
 
 
+def test_the_simulated_devices_child_is_timed_apart_from_the_children_taking_turns() -> None:
+    """It runs beside them: its tests are not theirs, and their start and exit is counted over their
+    own span (to their last report), not over the pool's, which the simulated child may outlast."""
+    line = Timeline(collection=1.0, children=3, children_at_once=3, children_wall=40.0, in_process_wall=5.0)
+    line.turn_children_wall, line.simulated_child_wall = 30.0, 39.5
+    line.add_report("s/gpu.py::t[cuda:0]", "call", 12.0, True)
+    line.add_report("s/sim.py::t[simcuda:1]", "setup", 2.0, True, simulated_child=True)
+    line.add_report("s/sim.py::t[simcuda:1]", "call", 20.0, True, simulated_child=True)
+    document = phases(line)
+    assert document["isolated_children"] == {
+        "count": 3, "at_once": 3, "wall_s": 40.0, "tests_s": 12.0, "process_start_and_exit_s": 18.0,
+        "simulated_child": {"wall_s": 39.5, "tests_s": 22.0},
+    }
+    assert phase_lines(document)[0].startswith(
+        "collection 1.0 s, 3 isolated child process(es) 40.0 s (3 at once, their tests 12.0 s, process start and exit 18.0 s; "
+        "beside them the simulated devices' child 39.5 s, its tests 22.0 s), tests in process 5.0 s"
+    )
+
+
 def test_what_a_cpu_run_leaves_out() -> None:
     """No children, no CUDA started, no /proc, no reports yet: none of them is named."""
     (line,) = phase_lines(phases(Timeline(collection=1.0, in_process_wall=2.0)))

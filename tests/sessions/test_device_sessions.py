@@ -11,7 +11,9 @@ import pytest
 import torch
 
 from fixtures.devices import gpu_turns
+from fixtures.devices import plugin as devices_plugin
 from fixtures.plugins import HARNESS_PLUGINS
+from reports.run import environment
 from tests.conftest import REPO
 from tests.helpers import warm_python
 
@@ -501,3 +503,102 @@ def test_a_child_that_died_before_claiming_its_place_is_not_waited_for(harness, 
     result = harness.runpytest("--device", "cuda:0", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     assert (tmp_path / "tested-test_2").exists()
+
+
+SIMULATED_AND_GPU = """
+import pytest
+
+
+@pytest.mark.simulable
+def test_simulated(device):
+    pass
+
+
+def test_unmarked(device):
+    pass
+"""
+# The groups pytest-isolated would launch, in its launch order (the session's), with their limits
+# and how many run at once; then the run loop ends there, so no child is launched.
+RECORD_GROUPS = """
+import json, pathlib
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    config = session.config
+    groups = getattr(config, "_subprocess_groups")
+    grouped = {{item.nodeid: name for name, items in groups.items() for item in items}}
+    order = list(dict.fromkeys(grouped[item.nodeid] for item in session.items if item.nodeid in grouped))
+    limits = getattr(config, "_subprocess_group_timeouts")
+    members = {{name: sorted(item.nodeid.split("::")[1] for item in groups[name]) for name in order}}
+    pathlib.Path({out!r}).write_text(json.dumps([config.option.isolated_numprocesses, [(name, limits[name], members[name]) for name in order]]))
+    return True
+"""
+
+
+@pytest.mark.parametrize(
+    ("cores", "options", "at_once", "simulated_child"),
+    [
+        (16, [], "3", True),
+        (2, [], "2", False),
+        (16, ["--isolated-numprocesses", "2"], "2", False),
+        (16, ["-k", "not test_d"], "2", False),
+    ],
+    ids=["many-cores", "two-cores", "told-two", "no-gpu-child-left"],
+)
+def test_the_simulated_tests_run_in_a_child_launched_first_beside_the_gpu_children(
+    harness, gpus, tmp_path: Path, monkeypatch, cores, options, at_once, simulated_child
+) -> None:
+    """With the cores for a third child, the simulated-device tests marked simulable (the others
+    skip there at once) go to a child launched before the GPU children, which takes no turn; where
+    the run keeps two at once, or no GPU child is left after the selection, they stay in process."""
+    gpus(1)
+    monkeypatch.setattr(devices_plugin, "usable_cores", lambda: cores)
+    out = tmp_path / "groups.json"
+    harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + RECORD_GROUPS.format(out=str(out)))
+    harness.makepyfile(test_second=ISOLATED_SECOND, test_simulated=SIMULATED_AND_GPU)
+    harness.runpytest("--device", "cuda:0,simcuda:1", "-q", *options)
+    recorded_at_once, groups = json.loads(out.read_text()) if out.exists() else (None, [])
+    gpu_child = [] if "-k" in options else [["test_second.py on cuda:0", 100, ["test_d[cuda:0]"]]]
+    simulated = [["simulated devices", 600, ["test_simulated[simcuda:1]"]]] if simulated_child else []
+    assert (recorded_at_once, groups) == (at_once if gpu_child else None, simulated + gpu_child)
+
+
+# The simulated test records its process and when it ran; the GPU child's test (TURN_TEST) runs for 3 s.
+SIMULATED_SPAN = """
+import os, pathlib, time
+import pytest
+
+from conftest import OUT
+
+
+@pytest.mark.simulable
+@pytest.mark.parametrize("device", ["simcuda:1"], indirect=True)
+def test_simulated(device):
+    assert device == "cuda:1"
+    begun = time.time()
+    (OUT / "simulated").write_text(f"{{os.getpid()}} {{begun!r}}")
+    time.sleep(0.5)
+"""
+
+
+def test_the_simulated_child_runs_its_tests_while_a_gpu_child_runs_its_own(harness, gpus, tmp_path: Path, monkeypatch) -> None:
+    """The simulated test runs in a process of its own, not the session's, and before the GPU
+    child's test has ended: it waits for no turn. The run's time by phase names that child apart."""
+    gpus(1)
+    monkeypatch.setattr(devices_plugin, "usable_cores", lambda: 16)
+    monkeypatch.setattr(environment, "gpu_facts", lambda: [])  # the faked GPU has no name to read
+    harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + TURN_CONFTEST.format(out=str(tmp_path)))
+    harness.mkdir("suites")
+    harness.makepyfile(**{"suites/test_gpu": TURN_TEST.format(timeout=60, seconds=3), "suites/test_simulated": SIMULATED_SPAN.format()})
+    reports = tmp_path / "reports"
+    result = harness.runpytest("suites", "--device", "cuda:0", "-p", "no:cacheprovider", "--strict-config", f"--report-dir={reports}")
+    result.assert_outcomes(passed=2)
+    pid, begun = (tmp_path / "simulated").read_text().split()
+    gpu_span = tuple(map(float, (tmp_path / "tested-test_gpu").read_text().split()))
+    assert int(pid) != os.getpid()
+    assert float(begun) < gpu_span[1], (begun, gpu_span)
+    children = json.loads((reports / "results.json").read_text())["timings"]["isolated_children"]
+    assert (children["count"], children["at_once"], children["tests_s"] >= 3.0) == (2, 2, True), children
+    assert 0.5 <= children["simulated_child"]["tests_s"] < children["simulated_child"]["wall_s"] <= children["wall_s"], children

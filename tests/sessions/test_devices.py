@@ -13,11 +13,13 @@ import pytest
 from fixtures.devices.driver import driver_shortfall
 from fixtures.devices.gpu_turns import (
     CHILDREN_AT_ONCE,
+    SIMULATED_CHILD_MIN_CORES,
     child_timeouts,
     default_children_at_once,
     mark_ended,
     place_of,
     places_of,
+    simulated_child_plan,
     wait_for_turn,
     write_order,
 )
@@ -290,3 +292,23 @@ def test_a_child_finds_its_place_by_its_node_ids(tmp_path: Path) -> None:
 )
 def test_children_run_one_after_the_other_beside_others_isolation_and_without_capture(plain_isolated: bool, capture_off: bool, at_once: int) -> None:
     assert default_children_at_once(plain_isolated, capture_off) == at_once
+
+
+@pytest.mark.parametrize(
+    ("given", "default", "cores", "simulated", "plan"),
+    [
+        (None, CHILDREN_AT_ONCE, SIMULATED_CHILD_MIN_CORES, True, (CHILDREN_AT_ONCE + 1, True)),
+        (None, CHILDREN_AT_ONCE, SIMULATED_CHILD_MIN_CORES - 1, True, (CHILDREN_AT_ONCE, False)),
+        (None, CHILDREN_AT_ONCE, 16, False, (CHILDREN_AT_ONCE, False)),
+        (None, 1, 16, True, (1, False)),
+        (CHILDREN_AT_ONCE, CHILDREN_AT_ONCE, 16, True, (CHILDREN_AT_ONCE, False)),
+        (1, CHILDREN_AT_ONCE, 16, True, (1, False)),
+        (CHILDREN_AT_ONCE + 1, CHILDREN_AT_ONCE, 16, True, (CHILDREN_AT_ONCE + 1, True)),
+        (CHILDREN_AT_ONCE + 1, CHILDREN_AT_ONCE, 2, True, (CHILDREN_AT_ONCE + 1, False)),
+    ],
+    ids=["roomy", "few-cores", "no-simulated-tests", "one-after-the-other", "told-two", "told-one", "told-three", "told-three-few-cores"],
+)
+def test_the_simulated_tests_get_a_child_beside_the_gpu_children_only_with_room_for_a_third(given, default, cores, simulated, plan) -> None:
+    """A third child on a machine with the cores: the default two side by side become three; a
+    count the run gives is kept, and leaves room only if it is above two."""
+    assert simulated_child_plan(given, default, cores, simulated) == plan
