@@ -89,7 +89,7 @@ class PhaseClock:
             if simulated:
                 self.timeline.simulated_child_wall = reaped
             else:
-                self.timeline.turn_children_wall = reaped
+                self.timeline.gpu_children_wall = reaped
         started = dict(report.user_properties).get("cuda_start_s") if report.when == "setup" else None
         if started is not None:  # fixtures/devices/plugin.py times it where a test starts CUDA
             self.timeline.cuda_start += float(started)

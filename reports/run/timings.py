@@ -40,7 +40,7 @@ class Timeline:
     # of the children to each kind's last report (pytest-isolated reports a child once it has reaped it).
     simulated_child_wall: float | None = None
     in_simulated_child: Durations = field(default_factory=Durations)
-    turn_children_wall: float | None = None
+    gpu_children_wall: float | None = None
     in_process_wall: float = 0.0
     in_process: Durations = field(default_factory=Durations)
     cuda_start: float = 0.0  # torch.cuda.init(), in this process and in the children
@@ -75,8 +75,9 @@ def phases(timeline: Timeline, reports: float | None = None) -> dict[str, object
         document["start_up_s"] = seconds(timeline.start_up)
     document["collection_s"] = seconds(timeline.collection)
     if timeline.children:
-        # Beside a simulated child, the turn-taking children's own span: the pool may outlast them.
-        span = timeline.children_wall if timeline.simulated_child_wall is None else timeline.turn_children_wall or 0.0
+        # Beside a simulated child, the GPU children's own span: the simulated child may outlast them.
+        beside = timeline.simulated_child_wall is not None and timeline.gpu_children_wall is not None
+        span = timeline.gpu_children_wall if beside else timeline.children_wall
         document["isolated_children"] = {
             "count": timeline.children,
             "at_once": timeline.children_at_once,
@@ -112,10 +113,11 @@ def phase_lines(document: Mapping[str, object]) -> list[str]:
     if children := document.get("isolated_children"):
         at_once = f"{children['at_once']} at once, " if children["at_once"] > 1 else ""
         simulated = children.get("simulated_child")
-        beside = f"; beside them the simulated devices' child {simulated['wall_s']} s, its tests {simulated['tests_s']} s" if simulated else ""
+        whose = "the GPU children's" if simulated else "their"
+        beside = f"; the simulated devices' child {simulated['wall_s']} s, its tests {simulated['tests_s']} s" if simulated else ""
         parts.append(
             f"{children['count']} isolated child process(es) {children['wall_s']} s "
-            f"({at_once}their tests {children['tests_s']} s, process start and exit {children['process_start_and_exit_s']} s{beside})"
+            f"({at_once}{whose} tests {children['tests_s']} s, process start and exit {children['process_start_and_exit_s']} s{beside})"
         )
     tests = document["tests_in_process"]
     parts.append(

@@ -58,7 +58,7 @@ def test_the_simulated_devices_child_is_timed_apart_from_the_children_taking_tur
     """It runs beside them: its tests are not theirs, and their start and exit is counted over their
     own span (to their last report), not over the pool's, which the simulated child may outlast."""
     line = Timeline(collection=1.0, children=3, children_at_once=3, children_wall=40.0, in_process_wall=5.0)
-    line.turn_children_wall, line.simulated_child_wall = 30.0, 39.5
+    line.gpu_children_wall, line.simulated_child_wall = 30.0, 39.5
     line.add_report("s/gpu.py::t[cuda:0]", "call", 12.0, True)
     line.add_report("s/sim.py::t[simcuda:1]", "setup", 2.0, True, simulated_child=True)
     line.add_report("s/sim.py::t[simcuda:1]", "call", 20.0, True, simulated_child=True)
@@ -68,8 +68,8 @@ def test_the_simulated_devices_child_is_timed_apart_from_the_children_taking_tur
         "simulated_child": {"wall_s": 39.5, "tests_s": 22.0},
     }
     assert phase_lines(document)[0].startswith(
-        "collection 1.0 s, 3 isolated child process(es) 40.0 s (3 at once, their tests 12.0 s, process start and exit 18.0 s; "
-        "beside them the simulated devices' child 39.5 s, its tests 22.0 s), tests in process 5.0 s"
+        "collection 1.0 s, 3 isolated child process(es) 40.0 s (3 at once, the GPU children's tests 12.0 s, process start and exit 18.0 s; "
+        "the simulated devices' child 39.5 s, its tests 22.0 s), tests in process 5.0 s"
     )
 
 
