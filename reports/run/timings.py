@@ -86,6 +86,7 @@ def phases(timeline: Timeline, reports: float | None = None) -> dict[str, object
             "process_start_and_exit_s": seconds(span - timeline.in_children.total),
         }
         if timeline.simulated_child_wall is not None:
+            document["isolated_children"]["gpu_children_wall_s"] = seconds(span)
             document["isolated_children"]["simulated_child"] = {
                 "wall_s": seconds(timeline.simulated_child_wall),
                 "tests_s": seconds(timeline.in_simulated_child.total),
@@ -113,7 +114,7 @@ def phase_lines(document: Mapping[str, object]) -> list[str]:
     if children := document.get("isolated_children"):
         at_once = f"{children['at_once']} at once, " if children["at_once"] > 1 else ""
         simulated = children.get("simulated_child")
-        whose = "the GPU children's" if simulated else "their"
+        whose = f"the GPU children {children['gpu_children_wall_s']} s: their" if simulated else "their"
         beside = f"; the simulated devices' child {simulated['wall_s']} s, its tests {simulated['tests_s']} s" if simulated else ""
         parts.append(
             f"{children['count']} isolated child process(es) {children['wall_s']} s "

@@ -64,12 +64,12 @@ def test_the_simulated_devices_child_is_timed_apart_from_the_children_taking_tur
     line.add_report("s/sim.py::t[simcuda:1]", "call", 20.0, True, simulated_child=True)
     document = phases(line)
     assert document["isolated_children"] == {
-        "count": 3, "at_once": 3, "wall_s": 40.0, "tests_s": 12.0, "process_start_and_exit_s": 18.0,
+        "count": 3, "at_once": 3, "wall_s": 40.0, "tests_s": 12.0, "process_start_and_exit_s": 18.0, "gpu_children_wall_s": 30.0,
         "simulated_child": {"wall_s": 39.5, "tests_s": 22.0},
     }
     assert phase_lines(document)[0].startswith(
-        "collection 1.0 s, 3 isolated child process(es) 40.0 s (3 at once, the GPU children's tests 12.0 s, process start and exit 18.0 s; "
-        "the simulated devices' child 39.5 s, its tests 22.0 s), tests in process 5.0 s"
+        "collection 1.0 s, 3 isolated child process(es) 40.0 s (3 at once, the GPU children 30.0 s: their tests 12.0 s, "
+        "process start and exit 18.0 s; the simulated devices' child 39.5 s, its tests 22.0 s), tests in process 5.0 s"
     )
 
 

@@ -547,8 +547,9 @@ def pytest_runtestloop(session):
         (16, ["-s", "--isolated-numprocesses", "3"], "3", False),
         (16, ["--isolated", "--isolated-numprocesses", "3"], "3", False),
         (16, ["-k", "not test_d"], None, False),
+        (16, ["--maxfail", "1"], "2", False),
     ],
-    ids=["many-cores", "two-cores", "told-two", "beside-its-real-gpu", "capture-off", "isolated-flag", "no-gpu-child-left"],
+    ids=["many-cores", "two-cores", "told-two", "beside-its-real-gpu", "capture-off", "isolated-flag", "no-gpu-child-left", "maxfail"],
 )
 def test_the_simulated_tests_run_in_a_child_launched_first_beside_the_gpu_children(
     harness, gpus, tmp_path: Path, monkeypatch, cores, options, at_once, simulated_child
@@ -556,7 +557,8 @@ def test_the_simulated_tests_run_in_a_child_launched_first_beside_the_gpu_childr
     """With the cores for a third child, the simulated-device tests that would run (marked
     simulable, no real GPU of their index) go to a child launched before the GPU children, which
     takes no turn; where the GPU children would not run two side by side, the run keeps two at
-    once, or no GPU child is left after the selection, they stay in process."""
+    once, no GPU child is left after the selection, or a failure in that child would stop the
+    in-process tests (--maxfail), they stay in process."""
     gpus(1)
     monkeypatch.setattr(devices_plugin, "usable_cores", lambda: cores)
     out = tmp_path / "groups.json"
@@ -591,24 +593,29 @@ def meet(mine, theirs):
 @pytest.mark.isolated_on_gpu(timeout=60)
 @pytest.mark.parametrize("device", ["cuda:0"])
 def test_on_the_gpu(device):
+    import torch
+    assert torch.get_num_threads() == 2  # the run's own (OMP_NUM_THREADS)
     meet("gpu-began", "simulated-began")
 
 
 @pytest.mark.simulable
 @pytest.mark.parametrize("device", ["simcuda:1"], indirect=True)
 def test_simulated(device):
-    assert device == "cuda:1"
+    import torch
+    assert device == "cuda:1" and torch.get_num_threads() == 1  # the cores stay with the GPU child's race
     meet("simulated-began", "gpu-began")
     time.sleep(0.5)
 """
 
 
 def test_the_simulated_child_runs_its_tests_while_a_gpu_child_runs_its_own(harness, gpus, tmp_path: Path, monkeypatch) -> None:
-    """The simulated test runs in a process of its own, not the session's, while the GPU child's
-    test runs: it waits for no turn. The run's time by phase names that child apart."""
+    """The simulated test runs in a process of its own, not the session's, on one torch thread,
+    while the GPU child's test runs: it waits for no turn. The run's time by phase names that
+    child apart."""
     gpus(1)
     monkeypatch.setattr(devices_plugin, "usable_cores", lambda: 16)
     monkeypatch.setattr(environment, "gpu_facts", lambda: [])  # the faked GPU has no name to read
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # the children's torch threads, where the simulated one takes one
     harness.makeconftest(f"pytest_plugins = {list(HARNESS_PLUGINS)!r}\n" + TURN_CONFTEST.format(out=str(tmp_path)))
     harness.mkdir("suites")
     harness.makepyfile(**{"suites/test_meets": MEETS.format()})

@@ -305,8 +305,12 @@ def test_children_run_one_after_the_other_beside_others_isolation_and_without_ca
         (1, CHILDREN_AT_ONCE, 16, True, (1, False)),
         (CHILDREN_AT_ONCE + 1, CHILDREN_AT_ONCE, 16, True, (CHILDREN_AT_ONCE + 1, True)),
         (CHILDREN_AT_ONCE + 1, CHILDREN_AT_ONCE, 2, True, (CHILDREN_AT_ONCE + 1, False)),
+        (CHILDREN_AT_ONCE + 1, 1, 16, True, (CHILDREN_AT_ONCE + 1, False)),
     ],
-    ids=["roomy", "few-cores", "no-simulated-tests", "one-after-the-other", "told-two", "told-one", "told-three", "told-three-few-cores"],
+    ids=[
+        "roomy", "few-cores", "no-simulated-tests", "one-after-the-other",
+        "told-two", "told-one", "told-three", "told-three-few-cores", "told-three-one-after-the-other",
+    ],
 )
 def test_the_simulated_tests_get_a_child_beside_the_gpu_children_only_with_room_for_a_third(given, default, cores, simulated, plan) -> None:
     """A third child on a machine with the cores: the default two side by side become three; a
